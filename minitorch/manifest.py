@@ -1,0 +1,102 @@
+"""The course manifest: the one list of chapters and graded exercises.
+
+The grader, the exercise generator, the tests and the docs all read this list,
+so adding a chapter or changing an exercise's points happens here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The repository root (the folder holding chapters/, solutions/, exercises/, tests/).
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise: a stable id such as ``"01.3"``, a title and its points."""
+
+    id: str
+    title: str
+    points: int
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter: a lesson notebook, a solution notebook, its exercises and their tests."""
+
+    id: str
+    slug: str
+    title: str
+    exercises: tuple[Exercise, ...] = ()
+
+    @property
+    def stem(self) -> str:
+        return f"{self.id}_{self.slug}"
+
+    @property
+    def lesson(self) -> Path:
+        return ROOT / "chapters" / f"{self.stem}.ipynb"
+
+    @property
+    def solution(self) -> Path:
+        return ROOT / "solutions" / f"{self.stem}.ipynb"
+
+    @property
+    def exercise_notebook(self) -> Path:
+        return ROOT / "exercises" / f"{self.stem}.ipynb"
+
+    @property
+    def tests(self) -> Path:
+        return ROOT / "tests" / "exercises" / f"test_{self.stem}.py"
+
+    @property
+    def max_score(self) -> int:
+        return sum(e.points for e in self.exercises)
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(
+        "01",
+        "tensors",
+        "Tensors: storage, strides, views and broadcasting",
+        (
+            Exercise("01.1", "Strides of a contiguous shape", 2),
+            Exercise("01.2", "Index to storage position", 2),
+            Exercise("01.3", "Storage position back to an index", 2),
+            Exercise("01.4", "broadcast_shapes", 3),
+            Exercise("01.5", "Broadcast an output index to an input index", 3),
+            Exercise("01.6", "permute as a stride shuffle", 3),
+            Exercise("01.7", "Sum along a dim over raw storage", 5),
+        ),
+    ),
+)
+
+
+def chapter(key: str) -> Chapter:
+    """Find a chapter by id (``"01"``), slug (``"tensors"``) or stem (``"01_tensors"``)."""
+    for ch in CHAPTERS:
+        if key in (ch.id, ch.slug, ch.stem):
+            return ch
+    known = ", ".join(ch.stem for ch in CHAPTERS)
+    raise KeyError(f"no chapter {key!r}; the chapters are: {known}")
+
+
+def chapter_for_notebook(path: str | Path) -> Chapter:
+    """The chapter a notebook belongs to, from its file name (``01_tensors.ipynb``, ...)."""
+    name = Path(path).name
+    for ch in CHAPTERS:
+        if name.startswith(ch.stem) or name.startswith(ch.id + "_"):
+            return ch
+    known = ", ".join(f"{ch.stem}.ipynb" for ch in CHAPTERS)
+    raise KeyError(f"cannot tell the chapter of {name!r}: name it like one of {known}")
+
+
+def exercise(exercise_id: str) -> Exercise:
+    """Find an exercise by id across all chapters."""
+    for ch in CHAPTERS:
+        for ex in ch.exercises:
+            if ex.id == exercise_id:
+                return ex
+    raise KeyError(f"no exercise {exercise_id!r} in the manifest")
