@@ -1,0 +1,356 @@
+"""The functional API: ``minitorch.add(a, b)``, ``minitorch.sum(t, dim=1)``, ...
+
+Each function tidies its arguments (dims, shapes, scalars) and calls one ``Function.apply``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..shape import normalize_dim
+from .elementwise import (
+    Abs,
+    Add,
+    Clone,
+    Div,
+    Eq,
+    Exp,
+    Ge,
+    Gt,
+    Le,
+    Log,
+    LogicalAnd,
+    LogicalNot,
+    LogicalOr,
+    Lt,
+    Maximum,
+    Minimum,
+    Mul,
+    Ne,
+    Neg,
+    Pow,
+    Relu,
+    Sigmoid,
+    Sqrt,
+    Sub,
+    Tanh,
+    ToCopy,
+    Where,
+)
+from .indexing import Index, copy_, setitem
+from .join import Cat, Stack
+from .linalg import MatMul
+from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
+from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
+
+
+def _tensor_type():
+    from ..tensor import Tensor
+
+    return Tensor
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    """Accept ``f(2, 3)`` as well as ``f((2, 3))`` and ``f([2, 3])``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(int(s) for s in args[0])
+    return tuple(int(s) for s in args)
+
+
+# --- elementwise --------------------------------------------------------------------------
+def add(a: Any, b: Any) -> Any:
+    return Add.apply(a, b)
+
+
+def sub(a: Any, b: Any) -> Any:
+    return Sub.apply(a, b)
+
+
+def mul(a: Any, b: Any) -> Any:
+    return Mul.apply(a, b)
+
+
+def div(a: Any, b: Any) -> Any:
+    return Div.apply(a, b)
+
+
+def pow(a: Any, b: Any) -> Any:  # noqa: A001 - PyTorch's name
+    return Pow.apply(a, b)
+
+
+def neg(a: Any) -> Any:
+    return Neg.apply(a)
+
+
+def exp(a: Any) -> Any:
+    return Exp.apply(a)
+
+
+def log(a: Any) -> Any:
+    return Log.apply(a)
+
+
+def sqrt(a: Any) -> Any:
+    return Sqrt.apply(a)
+
+
+def abs(a: Any) -> Any:  # noqa: A001
+    return Abs.apply(a)
+
+
+def tanh(a: Any) -> Any:
+    return Tanh.apply(a)
+
+
+def sigmoid(a: Any) -> Any:
+    return Sigmoid.apply(a)
+
+
+def relu(a: Any) -> Any:
+    return Relu.apply(a)
+
+
+def maximum(a: Any, b: Any) -> Any:
+    return Maximum.apply(a, b)
+
+
+def minimum(a: Any, b: Any) -> Any:
+    return Minimum.apply(a, b)
+
+
+def where(condition: Any, a: Any, b: Any) -> Any:
+    return Where.apply(condition, a, b)
+
+
+def eq(a: Any, b: Any) -> Any:
+    return Eq.apply(a, b)
+
+
+def ne(a: Any, b: Any) -> Any:
+    return Ne.apply(a, b)
+
+
+def lt(a: Any, b: Any) -> Any:
+    return Lt.apply(a, b)
+
+
+def le(a: Any, b: Any) -> Any:
+    return Le.apply(a, b)
+
+
+def gt(a: Any, b: Any) -> Any:
+    return Gt.apply(a, b)
+
+
+def ge(a: Any, b: Any) -> Any:
+    return Ge.apply(a, b)
+
+
+def logical_and(a: Any, b: Any) -> Any:
+    return LogicalAnd.apply(a, b)
+
+
+def logical_or(a: Any, b: Any) -> Any:
+    return LogicalOr.apply(a, b)
+
+
+def logical_not(a: Any) -> Any:
+    return LogicalNot.apply(a)
+
+
+def clone(a: Any) -> Any:
+    return Clone.apply(a)
+
+
+# --- reductions ---------------------------------------------------------------------------
+def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(normalize_dim(d, t.ndim, op) for d in dims)
+
+
+def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001
+    from ..dtypes import as_dtype
+
+    np_dtype = None if dtype is None else as_dtype(dtype).np
+    return Sum.apply(t, _dims(t, dim, "sum"), keepdim, np_dtype)
+
+
+def mean(t: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return Mean.apply(t, _dims(t, dim, "mean"), keepdim)
+
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _max_or_min(fn: Any, t: Any, dim: int | None, keepdim: bool, op: str) -> Any:
+    if t.numel() == 0:
+        raise RuntimeError(f"{op}: cannot reduce an empty tensor (shape {t.shape})")
+    if dim is None:
+        return fn.apply(t, None, False)
+    values, indices = fn.apply(t, normalize_dim(dim, t.ndim, op), keepdim)
+    return values_indices(values, indices)
+
+
+def max(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Largest element, or ``(values, indices)`` along ``dim`` (first index on ties)."""
+    return _max_or_min(Max, t, dim, keepdim, "max")
+
+
+def min(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Smallest element, or ``(values, indices)`` along ``dim`` (first index on ties)."""
+    return _max_or_min(Min, t, dim, keepdim, "min")
+
+
+def argmax(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    d = None if dim is None else normalize_dim(dim, t.ndim, "argmax")
+    return Argmax.apply(t, d, keepdim and d is not None)
+
+
+def argmin(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    d = None if dim is None else normalize_dim(dim, t.ndim, "argmin")
+    return Argmin.apply(t, d, keepdim and d is not None)
+
+
+def all(t: Any) -> Any:  # noqa: A001
+    return All.apply(t)
+
+
+def any(t: Any) -> Any:  # noqa: A001
+    return Any_.apply(t)
+
+
+# --- linear algebra -----------------------------------------------------------------------
+def matmul(a: Any, b: Any) -> Any:
+    return MatMul.apply(a, b)
+
+
+# --- views --------------------------------------------------------------------------------
+def view(t: Any, *shape: Any) -> Any:
+    return View.apply(t, _sizes(shape))
+
+
+def reshape(t: Any, *shape: Any) -> Any:
+    """Like view, but copies when the layout makes a view impossible."""
+    from ..shape import infer_size, numel, view_strides
+
+    target = infer_size(_sizes(shape), numel(t.shape), "reshape")
+    if view_strides(t.shape, t.stride(), target) is None:
+        t = clone(t)
+    return View.apply(t, target)
+
+
+def permute(t: Any, *dims: Any) -> Any:
+    return Permute.apply(t, _sizes(dims))
+
+
+def transpose(t: Any, dim0: int, dim1: int) -> Any:
+    dims = list(range(t.ndim))
+    d0, d1 = normalize_dim(dim0, t.ndim, "transpose"), normalize_dim(dim1, t.ndim, "transpose")
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return Permute.apply(t, tuple(dims))
+
+
+def expand(t: Any, *sizes: Any) -> Any:
+    return Expand.apply(t, _sizes(sizes))
+
+
+def broadcast_to(t: Any, shape: Sequence[int]) -> Any:
+    return Expand.apply(t, tuple(shape))
+
+
+def squeeze(t: Any, dim: int | Sequence[int] | None = None) -> Any:
+    if dim is None:
+        dims = tuple(range(t.ndim))
+    elif isinstance(dim, int):
+        dims = (normalize_dim(dim, t.ndim, "squeeze"),)
+    else:
+        dims = tuple(normalize_dim(d, t.ndim, "squeeze") for d in dim)
+    return Squeeze.apply(t, dims)
+
+
+def unsqueeze(t: Any, dim: int) -> Any:
+    return Unsqueeze.apply(t, normalize_dim(dim, t.ndim + 1, "unsqueeze"))
+
+
+def flatten(t: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    if t.ndim == 0:
+        return reshape(t, (1,))
+    start = normalize_dim(start_dim, t.ndim, "flatten")
+    end = normalize_dim(end_dim, t.ndim, "flatten")
+    if start > end:
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = 1
+    for size in t.shape[start : end + 1]:
+        merged *= size
+    return reshape(t, t.shape[:start] + (merged,) + t.shape[end + 1 :])
+
+
+def as_strided(t: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0) -> Any:
+    """A view with any layout over ``t``'s storage (checked to stay in bounds)."""
+    return AsStrided.apply(t, size, stride, storage_offset, len(t.untyped_storage()))
+
+
+def _is_basic(item: Any) -> bool:
+    return (
+        item is None
+        or item is Ellipsis
+        or isinstance(item, slice)
+        or (isinstance(item, (int, np.integer)) and not isinstance(item, (builtins.bool, np.bool_)))
+    )
+
+
+def getitem(t: Any, index: Any) -> Any:
+    """``t[index]``: a view for ints, slices, None and ``...``; a copy for tensor/list indices."""
+    items = index if isinstance(index, tuple) else (index,)
+    if builtins.all(_is_basic(i) for i in items):
+        return Slice.apply(t, items)
+    return Index.apply(t, index=to_backend_index(items))
+
+
+def to_backend_index(items: tuple) -> tuple:
+    """Replace tensors in an index by their backend arrays (and lists by arrays)."""
+    Tensor = _tensor_type()
+    return tuple(
+        i._data if isinstance(i, Tensor) else np.asarray(i) if isinstance(i, list) else i
+        for i in items
+    )
+
+
+# --- joining ------------------------------------------------------------------------------
+def _check_join(tensors: Sequence[Any], op: str) -> None:
+    if len(tensors) == 0:
+        raise RuntimeError(f"{op}: expected a non-empty sequence of tensors")
+
+
+def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
+    """Join tensors along an existing dim; all other sizes must match."""
+    _check_join(tensors, "cat")
+    d = normalize_dim(dim, tensors[0].ndim, "cat")
+    for i, t in enumerate(tensors[1:], 1):
+        first = tensors[0].shape
+        if t.ndim != len(first) or t.shape[:d] + t.shape[d + 1 :] != first[:d] + first[d + 1 :]:
+            raise RuntimeError(
+                f"cat: tensors must have the same shape except in dim {d}, but tensor 0 has "
+                f"shape {first} and tensor {i} has shape {t.shape}"
+            )
+    return Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
+    """Join same-shape tensors along a new dim."""
+    _check_join(tensors, "stack")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack: expects each tensor to be equal size, but tensor 0 has shape "
+                f"{tensors[0].shape} and tensor {i} has shape {t.shape}"
+            )
+    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return Stack.apply(*tensors, dim=d)

@@ -1,0 +1,42 @@
+"""Seedable random numbers: ``minitorch.manual_seed(0)`` makes every run repeat exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Generator:
+    """A random stream (numpy's PCG64) with PyTorch's ``manual_seed`` / ``initial_seed``."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict:
+        return self.rng.bit_generator.state
+
+    def set_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state
+
+
+default_generator = Generator(0)
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (used when no ``generator=`` is passed)."""
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def rng_of(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator).rng

@@ -1,0 +1,474 @@
+"""The Tensor: a view (shape, strides, offset) into a flat Storage on some device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from .device import CPU, array_module_of, as_device, device
+from .dtypes import as_dtype, dtype, float32, float64, from_numpy_dtype, int64
+from .dtypes import bool as bool_
+from .printing import format_tensor
+from .shape import contiguous_strides, normalize_dim, numel
+from .storage import Storage, strided_view
+
+
+class Tensor:
+    """An n-dimensional array that ops (and, from chapter 02, autograd) understand.
+
+    A tensor owns no memory of its own: it reads ``storage`` through a ``layout`` of shape,
+    strides and offset. Views (transpose, slicing, expand, view) are new layouts over the same
+    storage, so they are free; compute ops write fresh contiguous storage.
+    """
+
+    __array_priority__ = 1000  # numpy scalars on the left defer to our __radd__ etc.
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("create tensors with minitorch.tensor(data), minitorch.zeros(shape), ...")
+
+    # --- construction -------------------------------------------------------------------
+    @classmethod
+    def _from_array(cls, array: Any, requires_grad: bool = False) -> Tensor:
+        """Wrap a backend array as a new tensor with its own contiguous storage."""
+        if isinstance(array, (np.generic, int, float, bool)):
+            array = np.asarray(array)
+        if not array.flags.c_contiguous:
+            array = array_module_of(array).ascontiguousarray(array)
+        t = object.__new__(cls)
+        t._storage = Storage(array.reshape(-1))
+        t._data = array
+        t._strides = None  # computed on first use
+        t._offset = 0
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = None
+        return t
+
+    def _view(self, shape: tuple, strides: tuple, offset: int) -> Tensor:
+        """A tensor that reads this tensor's storage with another layout (no copy)."""
+        t = object.__new__(type(self))
+        t._storage = self._storage
+        t._data = strided_view(self._storage, tuple(shape), tuple(strides), offset)
+        t._strides = tuple(strides)
+        t._offset = offset
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        return t
+
+    # --- metadata -----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """The shape, or the size of one dim."""
+        if dim is None:
+            return self.shape
+        return self.shape[normalize_dim(dim, self.ndim, "size")]
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """Strides in elements: how far to move in storage to step one index along each dim."""
+        if self._strides is None:
+            self._strides = contiguous_strides(self.shape)
+        if dim is None:
+            return self._strides
+        return self._strides[normalize_dim(dim, self.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def untyped_storage(self) -> Storage:
+        """The storage this tensor looks into (shared with all of its views)."""
+        return self._storage
+
+    def data_ptr(self) -> int:
+        """Address of this tensor's first element."""
+        return self._storage.data_ptr() + self._offset * self.element_size()
+
+    @property
+    def layout(self):
+        from .function import Layout
+
+        return Layout(self.shape, self.stride(), self._offset)
+
+    @property
+    def dtype(self) -> dtype:
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return self._storage.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return numel(self.shape)
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_contiguous(self) -> bool:
+        """True when the layout is row-major with no gaps (size-1 dims may have any stride)."""
+        expected = contiguous_strides(self.shape)
+        layout = zip(self.stride(), expected, self.shape, strict=True)
+        return all(s == e or n == 1 for s, e, n in layout)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    # --- conversion ---------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The values as a numpy array sharing memory with this tensor (cpu only)."""
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"numpy: can't convert a {self.device} tensor to numpy; copy it to the host "
+                "first with .cpu()"
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        array = self.cpu()._data
+        return array if dtype is None else array.astype(dtype)
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def item(self) -> int | float | bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"item: a Tensor with {self.numel()} elements cannot be converted to a Python "
+                f"scalar (shape {self.shape})"
+            )
+        return self._data.reshape(()).item()
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        """``t.to("cuda")``, ``t.to(minitorch.float64)``, ``t.to(other)`` or keywords."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, (str, type(CPU))):
+                device = arg
+            else:
+                dtype = arg
+        target_dtype = self.dtype if dtype is None else as_dtype(dtype)
+        target_device = self.device if device is None else as_device(device)
+        if target_dtype is self.dtype and target_device == self.device:
+            return self
+        return ops.ToCopy.apply(self, target_dtype, target_device)
+
+    def cpu(self) -> Tensor:
+        return self.to(device="cpu")
+
+    def cuda(self, index: int = 0) -> Tensor:
+        return self.to(device=f"cuda:{index}")
+
+    def float(self) -> Tensor:
+        return self.to(float32)
+
+    def double(self) -> Tensor:
+        return self.to(float64)
+
+    def half(self) -> Tensor:
+        return self.to(as_dtype("float16"))
+
+    def long(self) -> Tensor:
+        return self.to(int64)
+
+    def int(self) -> Tensor:
+        return self.to(as_dtype("int32"))
+
+    def bool(self) -> Tensor:
+        return self.to(bool_)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    # --- python protocol ----------------------------------------------------------------
+    def __repr__(self) -> str:
+        extras = []
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        values = self._data if self.device.type == "cpu" else self._data.get()
+        return format_tensor(values, self.dtype, self.device, extras)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.numel()} elements is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # --- indexing -----------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Tensor:
+        return ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        ops.setitem(self, index, value)
+
+    # --- arithmetic (each goes through Function.apply in minitorch.ops) -----------------
+    def __add__(self, other: Any) -> Tensor:
+        return ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return ops.div(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return ops.neg(self)
+
+    def __abs__(self) -> Tensor:
+        return ops.abs(self)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return ops.ge(self, other)
+
+    def __invert__(self) -> Tensor:
+        return ops.logical_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return ops.logical_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return ops.logical_or(self, other)
+
+    # --- named ops ----------------------------------------------------------------------
+    def add(self, other: Any) -> Tensor:
+        return ops.add(self, other)
+
+    def sub(self, other: Any) -> Tensor:
+        return ops.sub(self, other)
+
+    def mul(self, other: Any) -> Tensor:
+        return ops.mul(self, other)
+
+    def div(self, other: Any) -> Tensor:
+        return ops.div(self, other)
+
+    def pow(self, other: Any) -> Tensor:
+        return ops.pow(self, other)
+
+    def matmul(self, other: Any) -> Tensor:
+        return ops.matmul(self, other)
+
+    def exp(self) -> Tensor:
+        return ops.exp(self)
+
+    def log(self) -> Tensor:
+        return ops.log(self)
+
+    def sqrt(self) -> Tensor:
+        return ops.sqrt(self)
+
+    def abs(self) -> Tensor:
+        return ops.abs(self)
+
+    def tanh(self) -> Tensor:
+        return ops.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return ops.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return ops.relu(self)
+
+    def maximum(self, other: Any) -> Tensor:
+        return ops.maximum(self, other)
+
+    def minimum(self, other: Any) -> Tensor:
+        return ops.minimum(self, other)
+
+    def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+        return ops.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return ops.mean(self, dim, keepdim)
+
+    def max(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return ops.max(self, dim, keepdim)
+
+    def min(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return ops.min(self, dim, keepdim)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return ops.argmin(self, dim, keepdim)
+
+    def all(self) -> Tensor:
+        return ops.all(self)
+
+    def any(self) -> Tensor:
+        return ops.any(self)
+
+    # --- views and copies ---------------------------------------------------------------
+    def view(self, *shape: Any) -> Tensor:
+        return ops.view(self, *shape)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return ops.reshape(self, *shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return ops.reshape(self, other.shape)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return ops.transpose(self, dim0, dim1)
+
+    def permute(self, *dims: Any) -> Tensor:
+        return ops.permute(self, *dims)
+
+    def t(self) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError(f"t: expects a tensor with <= 2 dims, got shape {self.shape}")
+        return self if self.ndim < 2 else ops.transpose(self, 0, 1)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return ops.permute(self, *reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return ops.transpose(self, -2, -1)
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return ops.expand(self, *sizes)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.expand(self, other.shape)
+
+    def squeeze(self, dim: int | None = None) -> Tensor:
+        return ops.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return ops.unsqueeze(self, dim)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return ops.flatten(self, start_dim, end_dim)
+
+    def as_strided(
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0
+    ) -> Tensor:
+        return ops.as_strided(self, size, stride, storage_offset)
+
+    def contiguous(self) -> Tensor:
+        return self if self.is_contiguous() else ops.clone(self)
+
+    def clone(self) -> Tensor:
+        return ops.clone(self)
+
+    # --- in place -----------------------------------------------------------------------
+    def copy_(self, src: Any) -> Tensor:
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
+        return ops.copy_(self, src)
+
+    def fill_(self, value: Any) -> Tensor:
+        return ops.copy_(self, value)
+
+    def zero_(self) -> Tensor:
+        return ops.copy_(self, 0)
+
+    def add_(self, other: Any) -> Tensor:
+        return ops.copy_(self, self + other)
+
+    def sub_(self, other: Any) -> Tensor:
+        return ops.copy_(self, self - other)
+
+    def mul_(self, other: Any) -> Tensor:
+        return ops.copy_(self, self * other)
+
+    def div_(self, other: Any) -> Tensor:
+        return ops.copy_(self, self / other)
