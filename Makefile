@@ -1,42 +1,56 @@
 # The two commands a learner needs:  make lab   and   make test
-# Each one creates .venv (if missing) and installs the project into it first.
+# Each creates .venv if it is missing and installs what it needs into it first;
+# a later run reinstalls only when pyproject.toml has changed.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+HASH   := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+COURSE := $(VENV)/.course-$(HASH)
+TESTS  := $(VENV)/.tests-$(HASH)
+PATHS  := minitorch tests benchmarks chapters solutions conftest.py
+ROOTARG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test setup exercises lint format bench grade clean
+.PHONY: lab test setup exercises grade lint format bench clean
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The course: minitorch, JupyterLab, and the test tools the notebooks' check() cells use.
+$(COURSE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	@rm -f $(VENV)/.installed-*
+	@rm -f $(VENV)/.course-*
 	@touch $@
 
-setup: $(STAMP)  ## create .venv and install minitorch with everything the course and tests need
+# The suite also installs PyTorch (CPU), the reference for the differential tests.
+$(TESTS): $(COURSE)
+	$(BIN)/python -m pip install --quiet -e ".[test,reference]"
+	@rm -f $(VENV)/.tests-*
+	@touch $@
 
-lab: $(STAMP)  ## open the course in JupyterLab
-	$(BIN)/jupyter lab --notebook-dir=. chapters/01_tensors.ipynb
+setup: $(COURSE)  ## create .venv with everything the course needs
 
-test: $(STAMP)  ## lint, format check, and the whole test suite (unit, notebooks, grading)
-	$(BIN)/ruff check minitorch tests benchmarks chapters solutions
-	$(BIN)/ruff format --check minitorch tests benchmarks chapters solutions
+lab: $(COURSE)  ## open the course in JupyterLab
+	$(BIN)/jupyter lab $(ROOTARG) --ServerApp.root_dir=. chapters/01_tensors.ipynb
+
+test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, grading
+	$(BIN)/ruff check $(PATHS)
+	$(BIN)/ruff format --check $(PATHS)
 	$(BIN)/python -m pytest
 
-exercises: $(STAMP)  ## regenerate exercises/ from solutions/
+exercises: $(COURSE)  ## regenerate exercises/ from solutions/
 	$(BIN)/python -m minitorch.generate
 
-lint: $(STAMP)
-	$(BIN)/ruff check minitorch tests benchmarks chapters solutions
-	$(BIN)/ruff format --check minitorch tests benchmarks chapters solutions
+lint: $(COURSE)
+	$(BIN)/ruff check $(PATHS)
+	$(BIN)/ruff format --check $(PATHS)
 
-format: $(STAMP)
-	$(BIN)/ruff check --fix minitorch tests benchmarks chapters solutions
-	$(BIN)/ruff format minitorch tests benchmarks chapters solutions
+format: $(COURSE)
+	$(BIN)/ruff check --fix $(PATHS)
+	$(BIN)/ruff format $(PATHS)
 
-bench: $(STAMP)  ## run the benchmarks (ratios against numpy / PyTorch)
+bench: $(TESTS)  ## benchmarks: ratios against numpy and PyTorch, side by side
 	@for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:

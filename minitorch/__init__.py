@@ -1,6 +1,7 @@
 """minitorch: a small, real, PyTorch-shaped deep learning framework, built chapter by chapter."""
 
-from . import ops, shape
+from . import autograd, ops, shape
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
     empty,
@@ -61,6 +62,7 @@ from .ops import (
     gt,
     le,
     log,
+    log_softmax,
     lt,
     matmul,
     max,
@@ -76,6 +78,8 @@ from .ops import (
     relu,
     reshape,
     sigmoid,
+    sign,
+    softmax,
     sqrt,
     squeeze,
     stack,

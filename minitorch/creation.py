@@ -39,7 +39,7 @@ def _finish(array: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> 
 
 def _infer_dtype(data: Any, array: np.ndarray) -> Any:
     """Python floats become the default float dtype; numpy inputs keep their dtype."""
-    if isinstance(data, (np.ndarray, np.generic)):
+    if isinstance(data, (np.ndarray, np.generic, Tensor)):
         return array.dtype
     if array.dtype.kind == "f":
         return get_default_dtype().np

@@ -58,6 +58,8 @@ def strided_view(storage: Storage, shape: tuple, strides: tuple, offset: int) ->
     """
     array = storage.array
     size = array.itemsize
+    if 0 in shape:  # an empty view reads nothing, wherever its offset points
+        offset, strides = 0, (0,) * len(shape)
     if isinstance(array, np.ndarray):
         return np.ndarray(
             shape,

@@ -16,6 +16,15 @@ from .shape import contiguous_strides, normalize_dim, numel
 from .storage import Storage, strided_view
 
 
+def _cpu_storage(flat: np.ndarray) -> Storage:
+    """``Storage(flat)`` for a 1-d numpy array, without re-checking what we know."""
+    storage = object.__new__(Storage)
+    storage.array = flat
+    storage.device = CPU
+    storage.version = 0
+    return storage
+
+
 class Tensor:
     """An n-dimensional array that ops (and, from chapter 02, autograd) understand.
 
@@ -26,6 +35,17 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars on the left defer to our __radd__ etc.
 
+    # Autograd state. Class-level defaults keep tensor creation cheap; a tensor sets its own
+    # value only when it differs (see minitorch.function and minitorch.autograd).
+    grad: Tensor | None = None  # the accumulated gradient (leaves, and retain_grad())
+    grad_fn: Any = None  # the graph node that made this tensor (None for leaves)
+    _requires_grad = False
+    _output_nr = 0  # which output of grad_fn this tensor is
+    _base: Tensor | None = None  # the tensor a view looks into
+    _hooks: dict | None = None  # gradient hooks of a leaf
+    _acc_ref: Any = None  # weak reference to the leaf's AccumulateGrad node
+    _retains_grad = False
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create tensors with minitorch.tensor(data), minitorch.zeros(shape), ...")
 
@@ -33,18 +53,31 @@ class Tensor:
     @classmethod
     def _from_array(cls, array: Any, requires_grad: bool = False) -> Tensor:
         """Wrap a backend array as a new tensor with its own contiguous storage."""
-        if isinstance(array, (np.generic, int, float, bool)):
-            array = np.asarray(array)
-        if not array.flags.c_contiguous:
-            array = array_module_of(array).ascontiguousarray(array)
+        if type(array) is np.ndarray and array.flags.c_contiguous:
+            storage = _cpu_storage(array.ravel())  # every op's output: kept lean
+        else:
+            if isinstance(array, (np.generic, int, float, bool)):
+                array = np.asarray(array)
+            if not array.flags.c_contiguous:
+                array = array_module_of(array).ascontiguousarray(array)
+            storage = Storage(array.reshape(-1))
         t = object.__new__(cls)
-        t._storage = Storage(array.reshape(-1))
+        t._storage = storage
         t._data = array
         t._strides = None  # computed on first use
         t._offset = 0
-        t.requires_grad = requires_grad
-        t.grad = None
-        t.grad_fn = None
+        if requires_grad:
+            t.requires_grad = requires_grad
+        return t
+
+    @classmethod
+    def _alias(cls, storage: Storage, data: Any) -> Tensor:
+        """A new tensor object over an existing storage and backend array (no history)."""
+        t = object.__new__(cls)
+        t._storage = storage
+        t._data = data
+        t._strides = None
+        t._offset = 0
         return t
 
     def _view(self, shape: tuple, strides: tuple, offset: int) -> Tensor:
@@ -54,9 +87,6 @@ class Tensor:
         t._data = strided_view(self._storage, tuple(shape), tuple(strides), offset)
         t._strides = tuple(strides)
         t._offset = offset
-        t.requires_grad = False
-        t.grad = None
-        t.grad_fn = None
         return t
 
     # --- metadata -----------------------------------------------------------------------
@@ -122,6 +152,8 @@ class Tensor:
 
     def is_contiguous(self) -> bool:
         """True when the layout is row-major with no gaps (size-1 dims may have any stride)."""
+        if self.numel() == 0:
+            return True
         expected = contiguous_strides(self.shape)
         layout = zip(self.stride(), expected, self.shape, strict=True)
         return all(s == e or n == 1 for s, e, n in layout)
@@ -129,9 +161,122 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    # --- autograd -----------------------------------------------------------------------
     @property
     def is_leaf(self) -> bool:
+        """True for tensors no recorded op made (created by the user, or not requiring grad)."""
         return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return
+        if value and not self._data.dtype.kind == "f":
+            raise RuntimeError(
+                "only Tensors of floating point dtype can require gradients "
+                f"(this one is {self.dtype.name})"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (leaves only) and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    def backward(
+        self,
+        gradient: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """The same values (sharing storage) cut off from the graph; never requires grad."""
+        t = Tensor._alias(self._storage, self._data)
+        t._strides = self._strides
+        t._offset = self._offset
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from the graph, in place: it becomes a leaf."""
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """A detached tensor over the same storage (what optimizers update in place)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._storage = other._storage
+        self._data = other._data
+        self._strides = other._strides
+        self._offset = other._offset
+
+    def set_(self, source: Tensor) -> Tensor:
+        """Make this tensor look at ``source``'s storage with ``source``'s layout (the tensor
+        object, and so its identity as a Parameter, stays the same). Like ``t.data = source``."""
+        self.data = source
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return  # leaves keep their gradient anyway
+        import weakref
+
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Any) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; if it returns a
+        tensor, that replaces the gradient. Returns a handle with ``.remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = {}
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            if node._pre_hooks is None:
+                node._pre_hooks = {}
+            hooks = node._pre_hooks.setdefault(self._output_nr, {})
+        return RemovableHandle(hooks, hook)
+
+    def _accumulator(self) -> Any:
+        from .function import leaf_accumulator
+
+        return leaf_accumulator(self)
 
     @property
     def _version(self) -> int:
@@ -140,6 +285,11 @@ class Tensor:
     # --- conversion ---------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a numpy array sharing memory with this tensor (cpu only)."""
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
         if self.device.type != "cpu":
             raise TypeError(
                 f"numpy: can't convert a {self.device} tensor to numpy; copy it to the host "
@@ -362,6 +512,15 @@ class Tensor:
     def relu(self) -> Tensor:
         return ops.relu(self)
 
+    def sign(self) -> Tensor:
+        return ops.sign(self)
+
+    def softmax(self, dim: int) -> Tensor:
+        return ops.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> Tensor:
+        return ops.log_softmax(self, dim)
+
     def maximum(self, other: Any) -> Tensor:
         return ops.maximum(self, other)
 
@@ -440,7 +599,7 @@ class Tensor:
         return ops.flatten(self, start_dim, end_dim)
 
     def as_strided(
-        self, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
     ) -> Tensor:
         return ops.as_strided(self, size, stride, storage_offset)
 
@@ -472,3 +631,30 @@ class Tensor:
 
     def div_(self, other: Any) -> Tensor:
         return ops.copy_(self, self / other)
+
+    # ``t += x`` writes into t, as in PyTorch (the in-place methods above).
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict, hook: Any) -> None:
+        RemovableHandle._next_id += 1
+        self.id = RemovableHandle._next_id
+        self._hooks = hooks
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..shape import normalize_dim
+from .activation import LogSoftmax, Softmax
 from .elementwise import (
     Abs,
     Add,
@@ -36,13 +37,15 @@ from .elementwise import (
     Pow,
     Relu,
     Sigmoid,
+    Sign,
     Sqrt,
     Sub,
     Tanh,
     ToCopy,
     Where,
+    unbroadcast,
 )
-from .indexing import Index, copy_, setitem
+from .indexing import Index, IndexPut, ScatterAdd, copy_, setitem
 from .join import Cat, Stack
 from .linalg import MatMul
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
@@ -101,6 +104,10 @@ def sqrt(a: Any) -> Any:
 
 def abs(a: Any) -> Any:  # noqa: A001
     return Abs.apply(a)
+
+
+def sign(a: Any) -> Any:
+    return Sign.apply(a)
 
 
 def tanh(a: Any) -> Any:
@@ -226,6 +233,17 @@ def any(t: Any) -> Any:  # noqa: A001
     return Any_.apply(t)
 
 
+# --- softmax ------------------------------------------------------------------------------
+def softmax(t: Any, dim: int) -> Any:
+    """``exp(t) / exp(t).sum(dim)``, computed without overflow."""
+    return Softmax.apply(t, normalize_dim(dim, t.ndim, "softmax"))
+
+
+def log_softmax(t: Any, dim: int) -> Any:
+    """``log(softmax(t, dim))``, computed stably as ``t - logsumexp(t, dim)``."""
+    return LogSoftmax.apply(t, normalize_dim(dim, t.ndim, "log_softmax"))
+
+
 # --- linear algebra -----------------------------------------------------------------------
 def matmul(a: Any, b: Any) -> Any:
     return MatMul.apply(a, b)
@@ -253,6 +271,8 @@ def permute(t: Any, *dims: Any) -> Any:
 def transpose(t: Any, dim0: int, dim1: int) -> Any:
     dims = list(range(t.ndim))
     d0, d1 = normalize_dim(dim0, t.ndim, "transpose"), normalize_dim(dim1, t.ndim, "transpose")
+    if t.ndim == 0:  # dims 0 and -1 both name the single "virtual" dim of a scalar
+        return Permute.apply(t, ())
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return Permute.apply(t, tuple(dims))
 
@@ -292,9 +312,15 @@ def flatten(t: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     return reshape(t, t.shape[:start] + (merged,) + t.shape[end + 1 :])
 
 
-def as_strided(t: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int = 0) -> Any:
-    """A view with any layout over ``t``'s storage (checked to stay in bounds)."""
-    return AsStrided.apply(t, size, stride, storage_offset, len(t.untyped_storage()))
+def as_strided(
+    t: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Any:
+    """A view with any layout over ``t``'s storage (checked to stay in bounds).
+
+    The offset defaults to ``t``'s own, as in PyTorch.
+    """
+    offset = t.storage_offset() if storage_offset is None else storage_offset
+    return AsStrided.apply(t, size, stride, offset, len(t.untyped_storage()))
 
 
 def _is_basic(item: Any) -> bool:
@@ -309,16 +335,31 @@ def _is_basic(item: Any) -> bool:
 def getitem(t: Any, index: Any) -> Any:
     """``t[index]``: a view for ints, slices, None and ``...``; a copy for tensor/list indices."""
     items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if isinstance(item, slice) and item.step is not None and item.step <= 0:
+            raise ValueError(
+                "getitem: slice step must be positive (minitorch, like PyTorch, has no flips)"
+            )
     if builtins.all(_is_basic(i) for i in items):
         return Slice.apply(t, items)
     return Index.apply(t, index=to_backend_index(items))
+
+
+def scatter_add(values: Any, shape: Sequence[int], index: Any, accumulate: bool = True) -> Any:
+    """Zeros of ``shape`` with ``values`` added at ``index`` (the backward of ``t[index]``)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return ScatterAdd.apply(values, tuple(shape), to_backend_index(items), accumulate)
 
 
 def to_backend_index(items: tuple) -> tuple:
     """Replace tensors in an index by their backend arrays (and lists by arrays)."""
     Tensor = _tensor_type()
     return tuple(
-        i._data if isinstance(i, Tensor) else np.asarray(i) if isinstance(i, list) else i
+        i._data
+        if isinstance(i, Tensor)
+        else np.asarray(i, dtype=None if i else np.int64)  # [] indexes nothing, as integers
+        if isinstance(i, list)
+        else i
         for i in items
     )
 

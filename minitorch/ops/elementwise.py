@@ -1,7 +1,15 @@
-"""Elementwise ops. Binary ops broadcast their inputs (see ``minitorch.shape.broadcast_shapes``)."""
+"""Elementwise ops. Binary ops broadcast their inputs (see ``minitorch.shape.broadcast_shapes``).
+
+Each op's ``backward`` sits right under its ``forward``. Backward receives the gradient of
+the output as a Tensor and returns one gradient per forward argument (None where there
+is nothing to differentiate), computed with minitorch ops so that it can be
+differentiated again. A broadcast input gets its gradient summed back to its own shape
+(``unbroadcast``).
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -11,11 +19,54 @@ from ..dtypes import get_default_dtype
 from ..function import Context, Function
 
 
-def _floating(result: Any) -> Any:
-    """Integer inputs to a floating op give the default float dtype (float32), as in PyTorch."""
-    if result.dtype.kind != "f":
+def _floating(result: Any, a: Any) -> Any:
+    """A floating op on an integer/bool input gives the default float dtype (float32),
+    as in PyTorch (numpy would give float64)."""
+    if a.dtype.kind != "f" and result.dtype != get_default_dtype().np:
         return result.astype(get_default_dtype().np)
     return result
+
+
+def _promote(result: Any, *inputs: Any) -> Any:
+    """Give a floating result PyTorch's dtype: the widest floating input's, else the default.
+
+    numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64; PyTorch keeps
+    the floating operand's dtype (or float32 when only a Python float is floating).
+    """
+    if result.dtype.kind != "f":
+        return result
+    floats = [x.dtype for x in inputs if hasattr(x, "dtype") and x.dtype.kind == "f"]
+    target = max(floats, key=lambda d: d.itemsize) if floats else get_default_dtype().np
+    return result if result.dtype == target else result.astype(target)
+
+
+def unbroadcast(grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` back to ``shape``: the gradient of broadcasting an input to grad's shape.
+
+    Broadcasting copies a value along new leading dims and along dims of size 1, so each
+    copy's gradient must be added up: sum over the leading dims and (keeping them) over
+    the dims where the input had size 1.
+    """
+    shape = tuple(shape)
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    if lead < 0:  # the input had extra leading 1s (e.g. a (1, 3) value written into (3,))
+        return grad.reshape(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+    )
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape)
+
+
+def _shape(a: Any) -> tuple[int, ...]:
+    """The shape of an array or Python scalar."""
+    return () if type(a) in _SCALARS else a.shape
+
+
+_SCALARS = (int, float, bool, complex)
 
 
 class Add(Function):
@@ -23,7 +74,17 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return a + b
+        ctx.shapes = (_shape(a), _shape(b))
+        return _promote(a + b, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (
+            unbroadcast(grad, sa) if need_a else None,
+            unbroadcast(grad, sb) if need_b else None,
+        )
 
 
 class Sub(Function):
@@ -31,7 +92,17 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return a - b
+        ctx.shapes = (_shape(a), _shape(b))
+        return _promote(a - b, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (
+            unbroadcast(grad, sa) if need_a else None,
+            unbroadcast(-grad, sb) if need_b else None,
+        )
 
 
 class Mul(Function):
@@ -39,7 +110,21 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return a * b
+        ctx.shapes = (_shape(a), _shape(b))
+        need_a, need_b = ctx.needs_input_grad
+        # d(ab)/da = b and d(ab)/db = a: save only the factor a needed gradient uses.
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return _promote(a * b, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (
+            unbroadcast(grad * b, sa) if need_a else None,
+            unbroadcast(grad * a, sb) if need_b else None,
+        )
 
 
 class Div(Function):
@@ -47,12 +132,20 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        result = a / b
-        if hasattr(result, "dtype") and result.dtype == np.float64:
-            kinds = [getattr(x, "dtype", None) for x in (a, b)]
-            if not any(k is not None and k == np.float64 for k in kinds):
-                result = result.astype(get_default_dtype().np)
-        return result
+        ctx.shapes = (_shape(a), _shape(b))
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        return _promote(xp(a, b).true_divide(a, b), a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        # d(a/b)/da = 1/b,  d(a/b)/db = -a/b^2
+        return (
+            unbroadcast(grad / b, sa) if need_a else None,
+            unbroadcast(-grad * a / (b * b), sb) if need_b else None,
+        )
 
 
 class Pow(Function):
@@ -60,7 +153,32 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return a**b
+        ctx.shapes = (_shape(a), _shape(b))
+        out = _promote(xp(a, b).power(a, b), a, b)
+        ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        from . import log, where
+
+        a, b, out = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:  # d(a^b)/da = b * a^(b-1), taken as 0 where b == 0 (as PyTorch does)
+            if isinstance(b, (int, float)):
+                grad_a = grad * 0.0 if b == 0 else grad * (b * a ** (b - 1))
+            else:
+                grad_a = unbroadcast(grad * where(b == 0, 0.0, b * a ** (b - 1)), sa)
+        if need_b:  # d(a^b)/db = a^b * log(a), taken as 0 where a == 0 and b >= 0
+            if isinstance(a, (int, float)):
+                dlog = out * math.log(a) if a > 0 else out * float("nan")
+                grad_b = grad * (where(b >= 0, 0.0, dlog) if a == 0 else dlog)
+            else:
+                grad_b = grad * where((a == 0) & (b >= 0), 0.0, out * log(a))
+            grad_b = unbroadcast(grad_b, sb)
+        return grad_a, grad_b
 
 
 class Neg(Function):
@@ -68,35 +186,84 @@ class Neg(Function):
     def forward(ctx: Context, a: Any) -> Any:
         return -a
 
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        return -grad
+
 
 class Exp(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
-        return _floating(xp(a).exp(a))
+        out = _floating(xp(a).exp(a), a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return grad * out  # d exp(a)/da = exp(a)
 
 
 class Log(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
-        return _floating(xp(a).log(a))
+        ctx.save_for_backward(a)
+        return _floating(xp(a).log(a), a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return grad / a
 
 
 class Sqrt(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
-        return _floating(xp(a).sqrt(a))
+        out = _floating(xp(a).sqrt(a), a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return grad / (out * 2.0)  # d sqrt(a)/da = 1 / (2 sqrt(a))
+
+
+class Sign(Function):
+    """-1, 0 or 1. Piecewise constant, so its gradient is zero."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Any) -> Any:
+        return xp(a).sign(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        return grad * 0.0
 
 
 class Abs(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
+        ctx.save_for_backward(a)
         return xp(a).abs(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (a,) = ctx.saved_tensors
+        return grad * a.sign()  # 0 at a == 0, as in PyTorch
 
 
 class Tanh(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
-        return _floating(xp(a).tanh(a))
+        out = _floating(xp(a).tanh(a), a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return grad * (1.0 - out * out)
 
 
 class Sigmoid(Function):
@@ -105,13 +272,34 @@ class Sigmoid(Function):
         # 1 / (1 + exp(-a)) overflows for very negative a; this form never does.
         m = xp(a)
         e = m.exp(-m.abs(a))
-        return _floating(m.where(a >= 0, 1 / (1 + e), e / (1 + e)))
+        out = _floating(m.where(a >= 0, 1 / (1 + e), e / (1 + e)), a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return grad * out * (1.0 - out)
 
 
 class Relu(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
-        return xp(a).maximum(a, 0).astype(a.dtype)
+        out = xp(a).maximum(a, 0).astype(a.dtype, copy=False)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (out,) = ctx.saved_tensors
+        return grad * (out > 0)  # the gradient passes where the input was positive
+
+
+def _split_ties(grad: Any, wins: Any, ties: Any) -> Any:
+    """``grad`` where this side won, half of it where both sides tied, 0 elsewhere."""
+    from . import where
+
+    return where(ties, grad * 0.5, where(wins, grad, 0.0))
 
 
 class Maximum(Function):
@@ -119,7 +307,20 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return xp(a).maximum(a, b)
+        ctx.shapes = (_shape(a), _shape(b))
+        ctx.save_for_backward(a, b)
+        return _promote(xp(a, b).maximum(a, b), a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        ties = a == b  # PyTorch splits the gradient equally between tied inputs
+        return (
+            unbroadcast(_split_ties(grad, a > b, ties), sa) if need_a else None,
+            unbroadcast(_split_ties(grad, a < b, ties), sb) if need_b else None,
+        )
 
 
 class Minimum(Function):
@@ -127,7 +328,20 @@ class Minimum(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
-        return xp(a).minimum(a, b)
+        ctx.shapes = (_shape(a), _shape(b))
+        ctx.save_for_backward(a, b)
+        return _promote(xp(a, b).minimum(a, b), a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        ties = a == b
+        return (
+            unbroadcast(_split_ties(grad, a < b, ties), sa) if need_a else None,
+            unbroadcast(_split_ties(grad, a > b, ties), sb) if need_b else None,
+        )
 
 
 class Where(Function):
@@ -135,7 +349,22 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx: Context, condition: Any, a: Any, b: Any) -> Any:
-        return xp(condition).where(condition, a, b)
+        ctx.shapes = (_shape(a), _shape(b))
+        ctx.save_for_backward(condition)
+        return _promote(xp(condition).where(condition, a, b), a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        from . import where
+
+        (condition,) = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        _, need_a, need_b = ctx.needs_input_grad
+        return (
+            None,  # the condition is not differentiable
+            unbroadcast(where(condition, grad, 0.0), sa) if need_a else None,
+            unbroadcast(where(condition, 0.0, grad), sb) if need_b else None,
+        )
 
 
 def _comparison(op_name: str, method: str) -> type[Function]:
@@ -144,7 +373,12 @@ def _comparison(op_name: str, method: str) -> type[Function]:
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         return getattr(xp(a), method)(a, b)
 
-    attrs = {"forward": staticmethod(forward), "name": op_name.lower(), "broadcasting": True}
+    attrs = {
+        "forward": staticmethod(forward),
+        "name": op_name.lower(),
+        "broadcasting": True,
+        "differentiable": False,  # bool outputs carry no gradient
+    }
     return type(op_name, (Function,), attrs)
 
 
@@ -160,6 +394,7 @@ LogicalOr = _comparison("Logical_Or", "logical_or")
 
 class LogicalNot(Function):
     name = "logical_not"
+    differentiable = False
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
@@ -171,6 +406,10 @@ class Clone(Function):
     def forward(ctx: Context, a: Any) -> Any:
         return a.copy()
 
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        return grad
+
 
 class ToCopy(Function):
     """Copy to another dtype and/or device (``Tensor.to``)."""
@@ -179,11 +418,18 @@ class ToCopy(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dtype: Any, device: Any) -> Any:
-        from ..device import array_module
+        from ..device import array_module, device_of_array
+        from ..dtypes import from_numpy_dtype
 
+        ctx.source = (from_numpy_dtype(a.dtype), device_of_array(a))
         if device.type == "cpu":
             host = a if isinstance(a, np.ndarray) else a.get()
             return host.astype(dtype.np, copy=True)
         cp = array_module(device)
         with cp.cuda.Device(device.index):
             return cp.asarray(a, dtype=dtype.np).copy()
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        dtype, device = ctx.source
+        return grad.to(dtype=dtype, device=device), None, None  # back where it came from

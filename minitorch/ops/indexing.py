@@ -1,10 +1,17 @@
-"""Indexing that copies (tensor/list/bool indices) and writing into a tensor in place."""
+"""Indexing that copies (tensor/list/bool indices) and writing into a tensor in place.
+
+Gathering and scattering are each other's backward: the gradient of ``t[index]`` is the
+output gradient added into zeros of ``t``'s shape at ``index`` (``ScatterAdd``), and the
+gradient of that scatter is the gather ``grad[index]`` again.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..function import Context, Function
+from ..device import array_module_of as xp
+from ..function import Context, Function, record_inplace
+from .elementwise import unbroadcast
 
 
 class Index(Function):
@@ -14,23 +21,117 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, index: tuple) -> Any:
-        return a[index]
+        ctx.shape, ctx.index = a.shape, index
+        try:
+            return a[index]
+        except IndexError as err:
+            raise IndexError(f"getitem: {err} (tensor shape {a.shape})") from err
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        # An index may pick the same element twice: those gradients add up.
+        return ScatterAdd.apply(grad, ctx.shape, ctx.index, True)
+
+
+def _add_at(out: Any, index: tuple, values: Any) -> None:
+    """``out[index] += values`` where repeated positions in ``index`` each add."""
+    if _unique_positions(index):
+        out[index] = values
+        return
+    if hasattr(out, "__cuda_array_interface__"):
+        import cupyx
+
+        cupyx.scatter_add(out, index, values)
+    else:
+        xp(out).add.at(out, index, values)
+
+
+def _unique_positions(index: tuple) -> bool:
+    """True when ``index`` can't name a position twice (no integer arrays in it)."""
+    return all(getattr(i, "dtype", None) is None or i.dtype.kind == "b" for i in index)
+
+
+class ScatterAdd(Function):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (the backward of indexing)."""
+
+    name = "scatter_add"
+
+    @staticmethod
+    def forward(ctx: Context, values: Any, shape: tuple, index: tuple, accumulate: bool) -> Any:
+        ctx.index = index
+        out = xp(values).zeros(shape, dtype=values.dtype)
+        if accumulate:
+            _add_at(out, index, values)
+        else:
+            out[index] = values
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        from . import getitem
+
+        return getitem(grad, ctx.index), None, None, None  # gather back what was scattered
+
+
+class IndexPut(Function):
+    """``a`` with ``values`` written at ``index``: the record of ``t[index] = values``."""
+
+    name = "index_put"
+
+    @staticmethod
+    def forward(ctx: Context, a: Any, values: Any, index: tuple, accumulate: bool) -> Any:
+        ctx.index, ctx.accumulate, ctx.value_shape = index, accumulate, getattr(values, "shape", ())
+        out = a.copy()
+        if accumulate:
+            _add_at(out, index, values)
+        else:
+            out[index] = values
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        from . import getitem
+
+        need_a, need_values = ctx.needs_input_grad[:2]
+        grad_a = grad_values = None
+        if need_a:  # overwritten elements no longer depend on the old value
+            grad_a = grad if ctx.accumulate else IndexPut.apply(grad, 0.0, ctx.index, False)
+        if need_values:
+            grad_values = unbroadcast(getitem(grad, ctx.index), ctx.value_shape)
+        return grad_a, grad_values, None, None
 
 
 def _write(t: Any, index: Any, value: Any, op: str) -> None:
-    """Write ``value`` into ``t[index]`` through t's storage, and count the write."""
+    """Write ``value`` into ``t[index]`` through t's storage, and count the write.
+
+    With grad mode on, the write is recorded: ``t`` gets a new ``grad_fn`` (an
+    ``IndexPutBackward``) whose inputs are t's old value and ``value``.
+    """
+    from ..autograd.grad_mode import _state
     from ..tensor import Tensor
     from . import to_backend_index
 
-    if isinstance(value, Tensor):
-        if value.device != t.device:
-            raise RuntimeError(
-                f"{op}: the value is on {value.device} but the tensor written to is on {t.device}"
-            )
-        value = value._data
+    value_tensor = value if isinstance(value, Tensor) else None
+    if value_tensor is not None and value_tensor.device != t.device:
+        raise RuntimeError(
+            f"{op}: the value is on {value_tensor.device} but the tensor written to is on "
+            f"{t.device}"
+        )
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape, strict=True)):
+        raise RuntimeError(
+            f"{op}: more than one element of the written-to tensor (shape {t.shape}, strides "
+            f"{t.stride()}) refers to a single memory location, e.g. after expand(); "
+            "clone() the tensor before writing to it"
+        )
     items = index if isinstance(index, tuple) else (index,)
+    backend_index = to_backend_index(items)
+    track = _state.enabled and (
+        t._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
+    )
+    if track:
+        _check_inplace(t, op)
     try:
-        t._data[to_backend_index(items)] = value
+        t._data[backend_index] = value_tensor._data if value_tensor is not None else value
     except (ValueError, TypeError) as err:
         shape = getattr(value, "shape", ())
         raise RuntimeError(
@@ -38,6 +139,45 @@ def _write(t: Any, index: Any, value: Any, op: str) -> None:
             f"at index {index!r}: {err}"
         ) from err
     t._storage.version += 1
+    if track:
+        whole = index is Ellipsis  # copy_: the old values don't matter any more
+        record_inplace(
+            IndexPut,
+            t,
+            (t, value, backend_index, False),
+            (
+                t._requires_grad and not whole,
+                value_tensor is not None and value_tensor._requires_grad,
+                False,
+                False,
+            ),
+            {
+                "index": backend_index,
+                "accumulate": False,
+                "value_shape": getattr(value, "shape", ()),
+            },
+        )
+
+
+def _check_inplace(t: Any, op: str) -> None:
+    """The in-place writes autograd can't record, refused with PyTorch's messages."""
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError(
+            f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
+            "(Update parameters inside `with minitorch.no_grad():`, or clone() the tensor.)"
+        )
+    base = t._base
+    if base is not None:
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                f"{op}: a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation."
+            )
+        raise RuntimeError(
+            f"{op}: in-place writes through a view are not recorded by minitorch's autograd "
+            "when the view or the value requires grad; write into the base tensor instead "
+            "(base[index] = value), or build the result out of place (minitorch.where, cat)."
+        )
 
 
 def setitem(t: Any, index: Any, value: Any) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..device import array_module_of as xp
 from ..function import Context, Function
+from .elementwise import unbroadcast
 
 
 class MatMul(Function):
@@ -22,4 +23,37 @@ class MatMul(Function):
                 f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied: the first has "
                 f"{inner_a} columns but the second has {inner_b} rows"
             )
+        ctx.shapes = (a.shape, b.shape)
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
         return xp(a, b).matmul(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        """For C = A @ B: dA = dC @ B^T and dB = A^T @ dC, batched, then summed back over
+        broadcast batch dims. A 1-d operand is treated as a row (A) or a column (B)."""
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        if len(sb) == 1:
+            grad = grad.unsqueeze(-1)  # (..., n) -> (..., n, 1)
+        if len(sa) == 1:
+            grad = grad.unsqueeze(-2)  # (..., m) -> (..., 1, m)
+        grad_a = grad_b = None
+        if need_a:
+            b2 = b if b.ndim > 1 else b.unsqueeze(-1)
+            grad_a = grad @ b2.mT
+            if len(sa) == 1:
+                grad_a = grad_a.squeeze(-2)
+            grad_a = unbroadcast(grad_a, sa)
+        if need_b:
+            a2 = a if a.ndim > 1 else a.unsqueeze(0)
+            if a2.ndim > 2 and len(sb) <= 2:
+                # A batch against one matrix: fold the batch into a single product.
+                k, m = a2.shape[-1], grad.shape[-1]
+                grad_b = a2.reshape(-1, k).mT @ grad.reshape(-1, m)
+            else:
+                grad_b = unbroadcast(a2.mT @ grad, sb if len(sb) > 1 else sb + (1,))
+            if len(sb) == 1:
+                grad_b = grad_b.squeeze(-1)
+        return grad_a, grad_b

@@ -1,4 +1,9 @@
-"""Reductions: sum, mean, max, min, argmax, argmin, all, any (with ``dim`` and ``keepdim``)."""
+"""Reductions: sum, mean, max, min, argmax, argmin, all, any (with ``dim`` and ``keepdim``).
+
+Backward of a reduction spreads the output gradient back over the reduced dims: ``sum``
+copies it to every element (an expand), ``mean`` also divides by the count, and
+``max``/``min`` send it to the element(s) that won.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,28 @@ from typing import Any
 from ..device import array_module_of as xp
 from ..dtypes import get_default_dtype
 from ..function import Context, Function
+from ..shape import numel
+
+
+def _expand_back(grad: Any, shape: tuple, dim: tuple | int | None, keepdim: bool) -> Any:
+    """Put back the reduced dims (size 1) and broadcast ``grad`` to the input ``shape``."""
+    if dim is None:
+        grad = grad.reshape((1,) * len(shape))
+    elif not keepdim:
+        for d in sorted((dim,) if isinstance(dim, int) else dim):
+            grad = grad.unsqueeze(d)
+    return grad.expand(shape)
 
 
 class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: tuple | None, keepdim: bool, dtype: Any = None) -> Any:
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
         return xp(a).asarray(a.sum(axis=dim, keepdims=keepdim, dtype=dtype))
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return _expand_back(grad, ctx.shape, ctx.dim, ctx.keepdim), None, None, None
 
 
 class Mean(Function):
@@ -20,48 +41,91 @@ class Mean(Function):
     def forward(ctx: Context, a: Any, dim: tuple | None, keepdim: bool) -> Any:
         if a.dtype.kind != "f":
             a = a.astype(get_default_dtype().np)
-        return xp(a).asarray(a.mean(axis=dim, keepdims=keepdim))
+        out = xp(a).asarray(a.mean(axis=dim, keepdims=keepdim))
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        ctx.count = numel(a.shape) // max(out.size, 1) if a.size else 0
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        grad = _expand_back(grad, ctx.shape, ctx.dim, ctx.keepdim)
+        return grad / float(max(ctx.count, 1)), None, None
 
 
-class Max(Function):
+class _Extreme(Function):
+    """Shared by max and min: the whole-tensor value, or ``(values, indices)`` along a dim."""
+
+    @staticmethod
+    def _reduce(ctx: Context, a: Any, dim: int | None, keepdim: bool, largest: bool) -> Any:
+        m = xp(a)
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        if dim is None:
+            out = m.asarray(a.max() if largest else a.min())
+            ctx.save_for_backward(a, out)
+            return out
+        pick, find = (a.max, a.argmax) if largest else (a.min, a.argmin)
+        values = m.asarray(pick(axis=dim, keepdims=keepdim))
+        indices = m.asarray(find(axis=dim, keepdims=keepdim))
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any, grad_indices: Any = None) -> tuple:
+        from ..creation import arange
+        from . import where
+
+        if ctx.dim is None:
+            # max() of everything: PyTorch shares the gradient evenly among tied extremes.
+            a, out = ctx.saved_tensors
+            winners = (a == out).to(grad.dtype)
+            return grad * winners / winners.sum(), None, None
+        # max(dim): the gradient goes to the element whose index was returned.
+        (indices,) = ctx.saved_tensors
+        dim, shape = ctx.dim, ctx.shape
+        if not ctx.keepdim:
+            indices, grad = indices.unsqueeze(dim), grad.unsqueeze(dim)
+        along = [1] * len(shape)
+        along[dim] = shape[dim]
+        positions = arange(shape[dim], device=grad.device).reshape(along)
+        return where(positions == indices, grad, 0.0), None, None
+
+
+class Max(_Extreme):
     """``max()`` of all elements, or ``(values, indices)`` along one dim."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:
-        m = xp(a)
-        if dim is None:
-            return m.asarray(a.max())
-        return m.asarray(a.max(axis=dim, keepdims=keepdim)), m.asarray(
-            a.argmax(axis=dim, keepdims=keepdim)
-        )
+        return _Extreme._reduce(ctx, a, dim, keepdim, largest=True)
 
 
-class Min(Function):
+class Min(_Extreme):
     """``min()`` of all elements, or ``(values, indices)`` along one dim."""
 
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:
-        m = xp(a)
-        if dim is None:
-            return m.asarray(a.min())
-        return m.asarray(a.min(axis=dim, keepdims=keepdim)), m.asarray(
-            a.argmin(axis=dim, keepdims=keepdim)
-        )
+        return _Extreme._reduce(ctx, a, dim, keepdim, largest=False)
 
 
 class Argmax(Function):
+    differentiable = False
+
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:
         return xp(a).asarray(a.argmax(axis=dim, keepdims=keepdim))
 
 
 class Argmin(Function):
+    differentiable = False
+
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:
         return xp(a).asarray(a.argmin(axis=dim, keepdims=keepdim))
 
 
 class All(Function):
+    differentiable = False
+
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         return xp(a).asarray(a.all())
@@ -69,6 +133,7 @@ class All(Function):
 
 class Any_(Function):
     name = "any"
+    differentiable = False
 
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:

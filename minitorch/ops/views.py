@@ -1,4 +1,9 @@
-"""View ops: each maps a Layout (shape, strides, offset) to a new Layout over the same storage."""
+"""View ops: each maps a Layout (shape, strides, offset) to a new Layout over the same storage.
+
+Backward of a view is the matching rearrangement of the gradient: reshape it back,
+permute it back, sum it over the expanded dims, or scatter it back into zeros the size of
+the input (slicing).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from ..function import Context, Layout, ViewFunction
 from ..shape import infer_size, normalize_dim, numel, view_strides
+from .elementwise import unbroadcast
 
 
 class View(ViewFunction):
@@ -21,7 +27,12 @@ class View(ViewFunction):
                 "storage (the tensor is not contiguous there). Use .reshape(...), which copies "
                 "when it must, or .contiguous().view(...)"
             )
+        ctx.shape = x.shape
         return Layout(shape, strides, x.offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return grad.reshape(ctx.shape), None
 
 
 class Permute(ViewFunction):
@@ -35,7 +46,15 @@ class Permute(ViewFunction):
         dims = tuple(normalize_dim(d, ndim, "permute") for d in dims)
         if sorted(dims) != list(range(ndim)):
             raise RuntimeError(f"permute: dims={dims} repeats a dim; each dim must appear once")
+        ctx.dims = dims
         return Layout(tuple(x.shape[d] for d in dims), tuple(x.strides[d] for d in dims), x.offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        inverse = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inverse[d] = i
+        return grad.permute(*inverse), None
 
 
 class Expand(ViewFunction):
@@ -70,25 +89,40 @@ class Expand(ViewFunction):
                     f"expand: the expanded size {size} must match the existing size {old} at "
                     f"non-singleton dim {i}. Target sizes: {sizes}. Tensor sizes: {x.shape}"
                 )
+        ctx.shape = x.shape
         return Layout(tuple(shape), tuple(strides), x.offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return unbroadcast(grad, ctx.shape), None  # every copy's gradient adds up
 
 
 class Squeeze(ViewFunction):
     @staticmethod
     def forward(ctx: Context, x: Layout, dims: Sequence[int]) -> Layout:
         keep = [i for i in range(len(x.shape)) if not (i in dims and x.shape[i] == 1)]
+        ctx.shape = x.shape
         return Layout(tuple(x.shape[i] for i in keep), tuple(x.strides[i] for i in keep), x.offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return grad.reshape(ctx.shape), None
 
 
 class Unsqueeze(ViewFunction):
     @staticmethod
     def forward(ctx: Context, x: Layout, dim: int) -> Layout:
         stride = x.strides[dim] * x.shape[dim] if dim < len(x.shape) else 1
+        ctx.shape = x.shape
         return Layout(
             x.shape[:dim] + (1,) + x.shape[dim:],
             x.strides[:dim] + (stride,) + x.strides[dim:],
             x.offset,
         )
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return grad.reshape(ctx.shape), None
 
 
 class AsStrided(ViewFunction):
@@ -117,7 +151,20 @@ class AsStrided(ViewFunction):
                     f"as_strided: size {size}, stride {stride} and offset {offset} would read "
                     f"storage position {last}, past the end of a storage of {storage_len} elements"
                 )
+        ctx.geometry = (x, Layout(size, stride, offset), storage_len)
         return Layout(size, stride, offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        """Add each output element's gradient to the storage position it read, then read the
+        input's elements back out of that storage-sized gradient."""
+        from . import scatter_add
+
+        x, out, storage_len = ctx.geometry
+        device = grad.device
+        flat = scatter_add(grad.reshape(-1), (storage_len,), (_positions(out, device),))
+        grad_x = flat[(_positions(x, device),)].reshape(x.shape)
+        return grad_x, None, None, None, None
 
 
 class Slice(ViewFunction):
@@ -140,8 +187,6 @@ class Slice(ViewFunction):
                 )
             size, stride = x.shape[dim], x.strides[dim]
             if isinstance(item, slice):
-                if item.step is not None and item.step <= 0:
-                    raise ValueError("getitem: slice step must be positive (PyTorch has no flips)")
                 start, stop, step = item.indices(size)
                 offset += start * stride
                 shape.append(len(range(start, stop, step)))
@@ -156,7 +201,15 @@ class Slice(ViewFunction):
             dim += 1
         shape.extend(x.shape[dim:])
         strides.extend(x.strides[dim:])
+        ctx.shape, ctx.index = x.shape, index
         return Layout(tuple(shape), tuple(strides), offset)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        from . import scatter_add
+
+        # Zeros the input's size with the gradient written where the slice looked.
+        return scatter_add(grad, ctx.shape, ctx.index, accumulate=False), None
 
 
 def expand_ellipsis(index: tuple, ndim: int) -> tuple:
@@ -171,3 +224,16 @@ def expand_ellipsis(index: tuple, ndim: int) -> tuple:
         else:
             out.append(item)
     return tuple(out)
+
+
+def _positions(layout: Layout, device: Any) -> Any:
+    """The storage position of every element of ``layout``, as a flat int64 array."""
+    from ..device import array_module
+
+    xp = array_module(device)
+    pos = xp.full(layout.shape, layout.offset, dtype=xp.int64)
+    for k, (n, s) in enumerate(zip(layout.shape, layout.strides, strict=True)):
+        axis = [1] * len(layout.shape)
+        axis[k] = n
+        pos = pos + (xp.arange(n, dtype=xp.int64) * s).reshape(axis)
+    return pos.reshape(-1)

@@ -1,0 +1,23 @@
+"""Collect every notebook in chapters/, solutions/ and exercises/ with nbval, in one pytest run.
+
+Lessons (chapters/) are committed with outputs and compared strictly: a lesson whose
+printed results change fails until it is re-executed. Solutions and exercises are only
+required to run (exercise cells may raise NotImplementedError: the generator tags them).
+"""
+
+from pathlib import Path
+
+from nbval.plugin import IPyNbFile
+
+NOTEBOOK_DIRS = {"chapters": True, "solutions": False, "exercises": False}  # dir -> compare?
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix != ".ipynb" or ".ipynb_checkpoints" in file_path.parts:
+        return None
+    if file_path.parent.name not in NOTEBOOK_DIRS or parent.config.option.nbval:
+        return None  # with an explicit --nbval, nbval itself collects
+    parent.config.option.nbval_current_env = True
+    notebook = IPyNbFile.from_parent(parent, path=file_path)
+    notebook.compare_outputs = NOTEBOOK_DIRS[file_path.parent.name]
+    return notebook

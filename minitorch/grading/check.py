@@ -1,0 +1,99 @@
+"""``check("01.3")``: run one exercise's tests inside the notebook, for quick feedback."""
+
+from __future__ import annotations
+
+import html
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from minitorch import manifest
+from minitorch.grading.errors import GradingError
+from minitorch.grading.namespace import Namespace
+from minitorch.grading.notebook import is_loading
+from minitorch.grading.registry import collect
+from minitorch.grading.results import ERROR, NOT_IMPLEMENTED, PASSED, ExerciseResult, format_points
+from minitorch.grading.runner import run_exercise
+
+#: Seconds ``check`` lets an exercise's tests run (on the kernel's main thread).
+CHECK_TIMEOUT = 60.0
+
+_COLOURS = {PASSED: "#1a7f37", NOT_IMPLEMENTED: "#6e7781"}
+_FAILED_COLOUR = "#cf222e"
+_LINE_WIDTH = 100
+
+
+@dataclass
+class CheckResult:
+    """What ``check`` found; shows as one or two plain lines (deterministic, for nbval)."""
+
+    result: ExerciseResult
+
+    @property
+    def passed(self) -> bool:
+        return self.result.status == PASSED
+
+    def _parts(self) -> tuple[str, str, str]:
+        """(``"01.1 Title"``, the status words, the reason) for both renderings."""
+        r = self.result
+        head = f"{r.id} {r.title}"
+        n, passed = len(r.tests), r.tests_passed
+        if r.status == PASSED:
+            points = f"{format_points(r.score)}/{format_points(r.max_score)} points"
+            return head, f"passed ({passed}/{n} tests, {points})", ""
+        if r.status == NOT_IMPLEMENTED:
+            return head, "not implemented yet", r.reason
+        counts = f" ({passed}/{n} tests)" if n else ""
+        return head, f"{r.status}{counts}", r.reason
+
+    def __repr__(self) -> str:
+        head, status, reason = self._parts()
+        line = f"{head}: {status}"
+        if not reason:
+            return line
+        if len(line) + 2 + len(reason) <= _LINE_WIDTH:
+            return f"{line}: {reason}"
+        return f"{line}:\n    {reason}"
+
+    def _repr_html_(self) -> str:
+        head, status, reason = self._parts()
+        colour = _COLOURS.get(self.result.status, _FAILED_COLOUR)
+        text = f'{html.escape(head)}: <span style="color: {colour}; font-weight: bold">'
+        text += f"{html.escape(status)}</span>"
+        if reason:
+            text += f": {html.escape(reason)}"
+        return f'<div style="font-family: monospace">{text}</div>'
+
+
+def _find(exercise_id: str) -> tuple[manifest.Chapter, manifest.Exercise]:
+    for ch in manifest.CHAPTERS:
+        for ex in ch.exercises:
+            if ex.id == exercise_id:
+                return ch, ex
+    known = ", ".join(ex.id for ch in manifest.CHAPTERS for ex in ch.exercises)
+    raise ValueError(f"no exercise {exercise_id!r} in the course; the exercises are: {known}")
+
+
+def check(
+    exercise_id: str,
+    timeout: float | None = CHECK_TIMEOUT,
+    test_file: str | Path | None = None,
+) -> CheckResult | None:
+    """Run exercise ``exercise_id``'s tests against the definitions of the calling notebook.
+
+    The tests come from the chapter's test module (or ``test_file``). Returns a
+    :class:`CheckResult` (the notebook shows it), or None while the grader loads the
+    notebook: grading runs the tests itself.
+    """
+    if is_loading():
+        return None
+    chapter, ex = _find(exercise_id)
+    caller = sys._getframe(1).f_globals
+    nb = Namespace(caller, origin="this notebook", live=True)
+    try:
+        found = collect([test_file or chapter.tests], chapter.exercises)
+    except GradingError as exc:
+        reason = f"could not load the tests (not your fault; tell your instructor): {exc}"
+        return CheckResult(ExerciseResult(ex.id, ex.title, 0.0, ex.points, ERROR, reason))
+    tests = next(t for t in found if t.id == exercise_id)
+    return CheckResult(run_exercise(tests, nb, timeout))

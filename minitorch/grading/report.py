@@ -1,0 +1,118 @@
+"""A graded notebook: the score table for people, results.json for Gradescope."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from minitorch.grading.namespace import CellFailure
+from minitorch.grading.results import PASSED, ExerciseResult, format_points
+
+WIDTH = 120
+_TITLE_WIDTH = 44
+_STATUS_WIDTH = len("not implemented")
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, ending in "..." when cut."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    return text[: max(width - 3, 0)].rstrip() + "..."
+
+
+@dataclass
+class GradeReport:
+    """Every exercise's result for one notebook, and the cells that failed to load."""
+
+    notebook: str
+    chapter: str
+    chapter_title: str
+    results: list[ExerciseResult]
+    cell_failures: list[CellFailure] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.results), 2)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(r.max_score for r in self.results), 2)
+
+    def result(self, exercise_id: str) -> ExerciseResult:
+        """The result of one exercise, by id."""
+        for r in self.results:
+            if r.id == exercise_id:
+                return r
+        raise KeyError(f"no exercise {exercise_id!r} in this report")
+
+    def summary(self) -> str:
+        """One line: notebook, points and how many exercises passed."""
+        passed = sum(r.status == PASSED for r in self.results)
+        points = f"{format_points(self.score)}/{format_points(self.max_score)} points"
+        return (
+            f"{self.notebook} (chapter {self.chapter}): {points}, "
+            f"{passed} of {len(self.results)} exercises passed"
+        )
+
+    def table(self, width: int = WIDTH) -> str:
+        """One row per exercise (id, title, points, status, reason), then a TOTAL row."""
+        ids = max([len("ID"), len("TOTAL"), *(len(r.id) for r in self.results)])
+        titles = min(_TITLE_WIDTH, max([len("TITLE"), *(len(r.title) for r in self.results)]))
+        points = [f"{format_points(r.score)}/{format_points(r.max_score)}" for r in self.results]
+        total = f"{format_points(self.score)}/{format_points(self.max_score)}"
+        points_width = max(len("POINTS"), len(total), *(len(p) for p in points))
+        reason_width = max(width - (ids + titles + points_width + _STATUS_WIDTH + 8), 10)
+
+        def row(a: str, b: str, c: str, d: str, e: str) -> str:
+            cells = [a.ljust(ids), _fit(b, titles).ljust(titles), c.ljust(points_width)]
+            cells += [d.ljust(_STATUS_WIDTH), _fit(e, reason_width)]
+            return "  ".join(cells).rstrip()
+
+        lines = [row("ID", "TITLE", "POINTS", "STATUS", "REASON")]
+        for r, p in zip(self.results, points, strict=True):
+            lines.append(row(r.id, r.title, p, r.status, r.reason))
+        lines.append(row("TOTAL", "", total, "", ""))
+        return "\n".join(lines)
+
+    def text(self, width: int = WIDTH) -> str:
+        """What the grade command prints: summary, failed cells, the table."""
+        lines = [self.summary()]
+        if self.cell_failures:
+            lines.append("Cells that failed while the notebook loaded:")
+            lines += [f"  {_fit(str(f), width - 2)}" for f in self.cell_failures]
+        lines += ["", self.table(width)]
+        return "\n".join(lines)
+
+    def to_gradescope(self) -> dict[str, Any]:
+        """The report in Gradescope's results.json format."""
+        output = self.summary()
+        if self.cell_failures:
+            output += "\nCells that failed while the notebook loaded:\n"
+            output += "\n".join(f"- {f}" for f in self.cell_failures)
+        return {
+            "score": self.score,
+            "max_score": self.max_score,
+            "output": output,
+            "tests": [_gradescope_test(r) for r in self.results],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        """Write :meth:`to_gradescope` to ``path`` (results.json)."""
+        text = json.dumps(self.to_gradescope(), indent=2) + "\n"
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def _gradescope_test(r: ExerciseResult) -> dict[str, Any]:
+    lines = [r.status + (f": {r.reason}" if r.reason else "")]
+    for t in r.tests:
+        lines.append(f"  {t.status}: {t.name}" + (f": {t.message}" if t.message else ""))
+    return {
+        "name": f"{r.id} {r.title}",
+        "score": r.score,
+        "max_score": r.max_score,
+        "status": "passed" if r.status == PASSED else "failed",
+        "output": "\n".join(lines),
+    }

@@ -1,0 +1,76 @@
+"""Turning an exception into one line a learner can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeError: first line of the message"``, or just the type when there is none."""
+    name = type(exc).__name__
+    try:
+        message = str(exc).strip()
+    except Exception:  # a broken __str__ in learner code
+        message = ""
+    if isinstance(exc, SyntaxError) and exc.msg:
+        message = exc.msg
+    first = message.splitlines()[0] if message else ""
+    return f"{name}: {first}" if first else name
+
+
+def line_in(tb: TracebackType | None, filename: str) -> int | None:
+    """The line, in the code compiled as ``filename``, where the traceback last passed."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _frames(tb: TracebackType | None) -> list[tuple[Any, int]]:
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
+def notebook_location(exc: BaseException, nb: Any) -> str:
+    """Where in the notebook ``exc`` was raised, e.g. ``"in `f`, line 4 of notebook cell 7"``.
+
+    A notebook frame is one whose globals are the notebook's namespace (``nb._globals``),
+    so this works for loaded notebooks and for a live kernel alike. Returns "" when the
+    exception never passed through notebook code.
+    """
+    namespace = getattr(nb, "_globals", None)
+    cells = getattr(nb, "_cells", {})
+    for frame, line in reversed(_frames(exc.__traceback__)):
+        if namespace is not None and frame.f_globals is namespace:
+            cell = cells.get(frame.f_code.co_filename)
+            where = f"notebook cell {cell}" if cell else "its notebook cell"
+            function = frame.f_code.co_name
+            if function == "<module>":
+                return f"at line {line} of {where}"
+            return f"in `{function}`, line {line} of {where}"
+    return ""
+
+
+def notebook_function(exc: BaseException, nb: Any) -> str | None:
+    """The innermost notebook function the exception passed through, if any."""
+    namespace = getattr(nb, "_globals", None)
+    for frame, _ in reversed(_frames(exc.__traceback__)):
+        if namespace is not None and frame.f_globals is namespace:
+            name = frame.f_code.co_name
+            return None if name.startswith("<") else name
+    return None
+
+
+def file_location(exc: BaseException, test_file: str) -> str:
+    """Where in the test file ``exc`` was raised, e.g. ``"in `test_x`, line 12 of test_01.py"``."""
+    for frame, line in reversed(_frames(exc.__traceback__)):
+        if frame.f_code.co_filename == test_file:
+            return f"in `{frame.f_code.co_name}`, line {line} of {Path(test_file).name}"
+    return ""

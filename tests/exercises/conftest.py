@@ -1,0 +1,40 @@
+"""The ``nb`` fixture: the definitions of the notebook the exercise tests grade.
+
+By default, the solution notebook of the test module's chapter (``test_01_tensors.py``
+-> ``solutions/01_tensors.ipynb``); ``pytest --notebook PATH`` or the environment
+variable ``MINITORCH_NOTEBOOK`` points the tests at any other notebook, e.g. a
+learner's. The notebook is loaded in this process, once per path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from minitorch import manifest
+from minitorch.grading import Namespace, load_notebook
+
+_loaded: dict[Path, Namespace] = {}
+
+
+def notebook_for(request: pytest.FixtureRequest) -> Path:
+    """The notebook to test: --notebook, else $MINITORCH_NOTEBOOK, else the solution."""
+    chosen = request.config.getoption("--notebook") or os.environ.get("MINITORCH_NOTEBOOK")
+    if chosen:
+        return Path(chosen)
+    module_file = Path(request.module.__file__).name
+    chapter = manifest.chapter_for_notebook(module_file.removeprefix("test_"))
+    return chapter.solution
+
+
+@pytest.fixture(scope="module")
+def nb(request: pytest.FixtureRequest) -> Namespace:
+    """What the notebook defined, as attributes: ``nb.contiguous_strides(...)``."""
+    path = notebook_for(request).resolve()
+    if not path.exists():
+        pytest.fail(f"no notebook {path} to run the exercise tests against", pytrace=False)
+    if path not in _loaded:
+        _loaded[path] = load_notebook(path)
+    return _loaded[path]

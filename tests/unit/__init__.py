@@ -1,0 +1,1 @@
+"""Unit tests of the minitorch package (a package, so module names cannot clash elsewhere)."""
