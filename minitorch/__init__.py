@@ -1,6 +1,6 @@
 """minitorch: a small, real, PyTorch-shaped deep learning framework, built chapter by chapter."""
 
-from . import autograd, ops, shape
+from . import autograd, data, nn, ops, optim, shape
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -92,6 +92,7 @@ from .ops import (
     where,
 )
 from .random import Generator, initial_seed, manual_seed
+from .serialization import SerializationError, load, save
 from .shape import broadcast_shapes
 from .storage import Storage
 from .tensor import Tensor

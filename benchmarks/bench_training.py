@@ -1,0 +1,89 @@
+"""One training step (forward, backward, Adam) of an MLP and a small CNN: minitorch vs PyTorch.
+
+Run: ``.venv/bin/python benchmarks/bench_training.py`` (PyTorch comes with ``make test``'s
+environment; without it only minitorch's times are printed). Both frameworks run in this
+process on the same data, one after another, best-of-N wall time per step.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import minitorch
+
+try:
+    import torch
+except ImportError:  # the reference extra is optional
+    torch = None
+
+
+def best_time(step, repeats: int = 10, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def mlp(lib):
+    return lib.nn.Sequential(
+        lib.nn.Linear(784, 1024), lib.nn.ReLU(),
+        lib.nn.Linear(1024, 1024), lib.nn.ReLU(),
+        lib.nn.Linear(1024, 10),
+    )  # fmt: skip
+
+
+def cnn(lib):
+    return lib.nn.Sequential(
+        lib.nn.Conv2d(1, 16, 3, padding=1), lib.nn.ReLU(), lib.nn.MaxPool2d(2),
+        lib.nn.Conv2d(16, 32, 3, padding=1), lib.nn.ReLU(), lib.nn.MaxPool2d(2),
+        lib.nn.Flatten(), lib.nn.Linear(32 * 7 * 7, 10),
+    )  # fmt: skip
+
+
+def make_step(lib, model, x, y):
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def run(name: str, build, x_shape: tuple, repeats: int) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    y = rng.integers(0, 10, x_shape[0])
+    ours = best_time(
+        make_step(minitorch, build(minitorch), minitorch.tensor(x), minitorch.tensor(y)), repeats
+    )
+    line = f"{name:<34} minitorch {ours * 1e3:8.2f} ms"
+    if torch is not None:
+        torch.manual_seed(0)
+        theirs = best_time(
+            make_step(torch, build(torch), torch.tensor(x), torch.tensor(y)), repeats
+        )
+        line += f"   PyTorch {theirs * 1e3:8.2f} ms   ratio {ours / theirs:5.2f}x"
+    print(line)
+
+
+def main() -> None:
+    if torch is not None:
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+    print("one training step = zero_grad + forward + cross-entropy + backward + Adam step")
+    run("MLP 784-1024-1024-10, batch 256", mlp, (256, 784), repeats=10)
+    run("CNN 2 conv + linear, batch 64", cnn, (64, 1, 28, 28), repeats=10)
+    print("targets: MLP within 1.5x of PyTorch, CNN within 3x")
+
+
+if __name__ == "__main__":
+    main()
