@@ -11,6 +11,7 @@ from . import ops
 from .device import CPU, array_module_of, as_device, device
 from .dtypes import as_dtype, dtype, float32, float64, from_numpy_dtype, int64
 from .dtypes import bool as bool_
+from .hooks import RemovableHandle
 from .printing import format_tensor
 from .shape import contiguous_strides, normalize_dim, numel
 from .storage import Storage, strided_view
@@ -637,24 +638,3 @@ class Tensor:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
-
-
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: dict, hook: Any) -> None:
-        RemovableHandle._next_id += 1
-        self.id = RemovableHandle._next_id
-        self._hooks = hooks
-        hooks[self.id] = hook
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()

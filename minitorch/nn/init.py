@@ -122,3 +122,15 @@ def kaiming_normal_(
 ) -> Tensor:
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def default_layer_init_(weight: Tensor, bias: Tensor | None = None) -> None:
+    """PyTorch's default for Linear and Conv layers: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+
+    (``kaiming_uniform_`` with ``a=sqrt(5)`` is that bound for the weight.)
+    """
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -11,8 +11,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..hooks import RemovableHandle
 from ..tensor import Tensor
-from .hooks import RemovableHandle
 from .parameter import Parameter
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -307,15 +307,11 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args)`` runs before forward; it may return replacement args."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
+        return RemovableHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args, output)`` runs after forward; it may return a new output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+        return RemovableHandle(self._forward_hooks, hook)
 
     # --- printing -----------------------------------------------------------------------
     def extra_repr(self) -> str:
