@@ -305,11 +305,18 @@ def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -
     n, c, h, w = batched.shape
     oh = _out_size(h, kernel[0], stride[0], padding[0], 1)
     ow = _out_size(w, kernel[1], stride[1], padding[1], 1)
-    fill = -math.inf if reduce == "max" else 0.0
-    planes = pad2d(batched.reshape(n * c, 1, h, w), padding, fill).contiguous()
-    cols = Unfold.apply(planes, kernel, stride, (1, 1))  # (N*C, kh*kw, L)
-    pooled = cols.max(dim=1).values if reduce == "max" else cols.mean(dim=1)
-    out = pooled.reshape(n, c, oh, ow)
+    if padding == (0, 0) and stride == kernel and h % kernel[0] == 0 and w % kernel[1] == 0:
+        # Windows that tile the image: a reshape lays each window along the last dim.
+        kh, kw = kernel
+        tiles = batched.reshape(n, c, oh, kh, ow, kw).permute(0, 1, 2, 4, 3, 5)
+        windows = tiles.reshape(n, c, oh, ow, kh * kw)
+        out = windows.max(dim=-1).values if reduce == "max" else windows.mean(dim=-1)
+    else:  # overlapping or padded windows: im2col
+        fill = -math.inf if reduce == "max" else 0.0
+        planes = pad2d(batched.reshape(n * c, 1, h, w), padding, fill).contiguous()
+        cols = Unfold.apply(planes, kernel, stride, (1, 1))  # (N*C, kh*kw, L)
+        pooled = cols.max(dim=1).values if reduce == "max" else cols.mean(dim=1)
+        out = pooled.reshape(n, c, oh, ow)
     return out if x.ndim == 4 else out.squeeze(0)
 
 
