@@ -2,14 +2,13 @@
 
 Run: ``.venv/bin/python benchmarks/bench_training.py`` (PyTorch comes with ``make test``'s
 environment; without it only minitorch's times are printed). Both frameworks run in this
-process on the same data, one after another, best-of-N wall time per step.
+process on the same data, timed in turns (``timing.best_times``); the best step is reported.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from timing import best_times
 
 import minitorch
 
@@ -17,17 +16,6 @@ try:
     import torch
 except ImportError:  # the reference extra is optional
     torch = None
-
-
-def best_time(step, repeats: int = 10, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def mlp(lib):
@@ -63,25 +51,26 @@ def run(name: str, build, x_shape: tuple, repeats: int) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(x_shape).astype(np.float32)
     y = rng.integers(0, 10, x_shape[0])
-    ours = best_time(
-        make_step(minitorch, build(minitorch), minitorch.tensor(x), minitorch.tensor(y)), repeats
-    )
-    line = f"{name:<34} minitorch {ours * 1e3:8.2f} ms"
+    steps = {
+        "minitorch": make_step(
+            minitorch, build(minitorch), minitorch.tensor(x), minitorch.tensor(y)
+        )
+    }
     if torch is not None:
         torch.manual_seed(0)
-        theirs = best_time(
-            make_step(torch, build(torch), torch.tensor(x), torch.tensor(y)), repeats
-        )
-        line += f"   PyTorch {theirs * 1e3:8.2f} ms   ratio {ours / theirs:5.2f}x"
+        steps["PyTorch"] = make_step(torch, build(torch), torch.tensor(x), torch.tensor(y))
+    best = best_times(steps, repeats)
+    line = f"{name:<34} minitorch {best['minitorch'] * 1e3:8.2f} ms"
+    if torch is not None:
+        ratio = best["minitorch"] / best["PyTorch"]
+        line += f"   PyTorch {best['PyTorch'] * 1e3:8.2f} ms   ratio {ratio:5.2f}x"
     print(line)
 
 
 def main() -> None:
-    if torch is not None:
-        torch.set_num_threads(max(1, torch.get_num_threads()))
     print("one training step = zero_grad + forward + cross-entropy + backward + Adam step")
-    run("MLP 784-1024-1024-10, batch 256", mlp, (256, 784), repeats=10)
-    run("CNN 2 conv + linear, batch 64", cnn, (64, 1, 28, 28), repeats=10)
+    run("MLP 784-1024-1024-10, batch 256", mlp, (256, 784), repeats=12)
+    run("CNN 2 conv + linear, batch 64", cnn, (64, 1, 28, 28), repeats=12)
     print("targets: MLP within 1.5x of PyTorch, CNN within 3x")
 
 
