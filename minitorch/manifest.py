@@ -71,6 +71,37 @@ CHAPTERS: tuple[Chapter, ...] = (
             Exercise("01.7", "Sum along a dim over raw storage", 5),
         ),
     ),
+    Chapter(
+        "02",
+        "autograd",
+        "Autograd: a reverse-mode engine",
+        (
+            Exercise("02.1", "Backward of mul and div", 3),
+            Exercise("02.2", "Backward of exp and log", 2),
+            Exercise("02.3", "unbroadcast: sum a gradient back to a shape", 3),
+            Exercise("02.4", "Backward of batched matmul", 3),
+            Exercise("02.5", "Backward of sum with dim and keepdim", 3),
+            Exercise("02.6", "Topological order of the graph", 4),
+            Exercise("02.7", "The backward pass: accumulate into leaves", 5),
+            Exercise("02.8", "A custom Function: clipped gradient", 2),
+            Exercise("02.9", "Central-difference gradcheck", 3),
+        ),
+    ),
+    Chapter(
+        "03",
+        "modules",
+        "Modules, optimizers, data and a real training run",
+        (
+            Exercise("03.1", "named_parameters: walk the module tree", 3),
+            Exercise("03.2", "Linear: forward and PyTorch's init", 3),
+            Exercise("03.3", "Stable cross-entropy", 3),
+            Exercise("03.4", "SGD with momentum", 3),
+            Exercise("03.5", "The Adam update", 3),
+            Exercise("03.6", "clip_grad_norm_", 3),
+            Exercise("03.7", "A shuffling, batching DataLoader", 3),
+            Exercise("03.8", "The training loop", 4),
+        ),
+    ),
 )
 
 

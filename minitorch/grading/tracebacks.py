@@ -38,6 +38,11 @@ def _frames(tb: TracebackType | None) -> list[tuple[Any, int]]:
     return frames
 
 
+def _function_name(frame: Any) -> str:
+    """``Mul.backward`` for a method (Python 3.11+ knows the qualified name), else ``backward``."""
+    return getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+
+
 def notebook_location(exc: BaseException, nb: Any) -> str:
     """Where in the notebook ``exc`` was raised, e.g. ``"in `f`, line 4 of notebook cell 7"``.
 
@@ -51,7 +56,7 @@ def notebook_location(exc: BaseException, nb: Any) -> str:
         if namespace is not None and frame.f_globals is namespace:
             cell = cells.get(frame.f_code.co_filename)
             where = f"notebook cell {cell}" if cell else "its notebook cell"
-            function = frame.f_code.co_name
+            function = _function_name(frame)
             if function == "<module>":
                 return f"at line {line} of {where}"
             return f"in `{function}`, line {line} of {where}"
@@ -63,7 +68,7 @@ def notebook_function(exc: BaseException, nb: Any) -> str | None:
     namespace = getattr(nb, "_globals", None)
     for frame, _ in reversed(_frames(exc.__traceback__)):
         if namespace is not None and frame.f_globals is namespace:
-            name = frame.f_code.co_name
+            name = _function_name(frame)
             return None if name.startswith("<") else name
     return None
 
