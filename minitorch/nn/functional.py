@@ -98,8 +98,37 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input has {x.shape[-1]} features (shape {x.shape}) but the weight "
             f"expects {weight.shape[1]} (weight shape {weight.shape})"
         )
-    out = x @ weight.T
-    return out if bias is None else out + bias
+    if x.ndim == 0 or weight.ndim != 2:
+        raise RuntimeError(
+            f"linear: expected an input with at least 1 dim and a 2-d weight, got shapes "
+            f"{x.shape} and {weight.shape}"
+        )
+    return Linear.apply(x, weight, bias)
+
+
+class Linear(Function):
+    """``x @ W.T + b`` as one op (PyTorch's addmm), so that backward can produce W's gradient
+    directly in W's layout: ``dW = dY.T @ X`` is a fresh (out, in) array, where going through
+    the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
+        ctx.save_for_backward(x, weight)
+        out = x @ weight.T
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        out_features, in_features = weight.shape
+        rows = grad.reshape(-1, out_features)
+        grad_x = grad @ weight if need_x else None
+        grad_w = rows.mT @ x.reshape(-1, in_features) if need_w else None
+        grad_b = rows.sum(0) if need_b else None
+        return grad_x, grad_w, grad_b
 
 
 def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
@@ -295,6 +324,89 @@ def conv2d(
     return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
 
 
+def _tiles(x: Any, kernel: tuple[int, int]) -> Any:
+    """(N, C, H, W) -> a contiguous (kh*kw, N, C, H/kh, W/kw) copy: slab k holds offset k of
+    every tile, so that the per-offset work below runs on whole contiguous arrays."""
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    tiles = x.reshape(n, c, h // kh, kh, w // kw, kw).transpose(3, 5, 0, 1, 2, 4)
+    return array_module_of(x).ascontiguousarray(tiles).reshape(kh * kw, n, c, h // kh, w // kw)
+
+
+def _untile(tiles: Any, kernel: tuple[int, int]) -> Any:
+    """The inverse of ``_tiles``: back to a contiguous (N, C, H, W) array."""
+    _, n, c, oh, ow = tiles.shape
+    kh, kw = kernel
+    image = tiles.reshape(kh, kw, n, c, oh, ow).transpose(2, 3, 4, 0, 5, 1)
+    return array_module_of(tiles).ascontiguousarray(image).reshape(n, c, oh * kh, ow * kw)
+
+
+def _tile_max(tiles: Any) -> tuple[Any, Any]:
+    """Each tile's maximum and the offset it sits at: the first one on ties, as PyTorch's max
+    pooling; a NaN wins, so that it propagates. Whole-array maximum and integer arithmetic
+    only (much faster in numpy than where/copyto with masks)."""
+    xp = array_module_of(tiles)
+    best = tiles[0]
+    winners = xp.zeros(best.shape, dtype=xp.int8)
+    for k in range(1, tiles.shape[0]):
+        v = tiles[k]
+        better = (v > best) | ((v != v) & (best == best))  # v != v: v is NaN
+        winners += better * (xp.int8(k) - winners)
+        best = xp.maximum(best, v)
+    return best, winners
+
+
+class TileMax(Function):
+    """Max pooling over kh x kw tiles that cover the image: (N, C, H, W) -> (N, C, H/kh, W/kw)."""
+
+    name = "max_pool2d"
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, kernel: tuple) -> Any:
+        best, winners = _tile_max(_tiles(x, kernel))
+        ctx.geometry = (x.shape, winners, kernel)
+        return best
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        shape, winners, kernel = ctx.geometry
+        return TileScatter.apply(grad, winners, kernel, shape), None
+
+
+class TileScatter(Function):
+    """Put each value at its tile's winner offset, zeros elsewhere (max pooling's backward)."""
+
+    @staticmethod
+    def forward(ctx: Context, values: Any, winners: Any, kernel: tuple, shape: tuple) -> Any:
+        ctx.geometry = (winners, kernel)
+        xp = array_module_of(values)
+        n, c, h, w = shape
+        tiles = xp.zeros((kernel[0] * kernel[1],) + winners.shape, values.dtype)
+        xp.put_along_axis(tiles, winners[None].astype(xp.intp), values[None], axis=0)
+        return _untile(tiles, kernel)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        winners, kernel = ctx.geometry
+        return TileGather.apply(grad, winners, kernel), None, None, None
+
+
+class TileGather(Function):
+    """Read each tile at its winner offset: the adjoint of TileScatter."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, winners: Any, kernel: tuple) -> Any:
+        ctx.geometry = (x.shape, winners, kernel)
+        xp = array_module_of(x)
+        index = winners[None].astype(xp.intp)
+        return xp.take_along_axis(_tiles(x, kernel), index, axis=0)[0]
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        shape, winners, kernel = ctx.geometry
+        return TileScatter.apply(grad, winners, kernel, shape), None, None
+
+
 def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -> Tensor:
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{reduce}_pool2d: expected a 3-d or 4-d input, got shape {x.shape}")
@@ -306,11 +418,14 @@ def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -
     oh = _out_size(h, kernel[0], stride[0], padding[0], 1)
     ow = _out_size(w, kernel[1], stride[1], padding[1], 1)
     if padding == (0, 0) and stride == kernel and h % kernel[0] == 0 and w % kernel[1] == 0:
-        # Windows that tile the image: a reshape lays each window along the last dim.
-        kh, kw = kernel
-        tiles = batched.reshape(n, c, oh, kh, ow, kw).permute(0, 1, 2, 4, 3, 5)
-        windows = tiles.reshape(n, c, oh, ow, kh * kw)
-        out = windows.max(dim=-1).values if reduce == "max" else windows.mean(dim=-1)
+        # Windows that tile the image: window offset (i, j) of every window is the strided
+        # view x[..., i::kh, j::kw], so each pool is a few whole-array ops, no copies.
+        if reduce == "max":
+            out = TileMax.apply(batched, kernel)
+        else:
+            kh, kw = kernel
+            tiles = [batched[..., i::kh, j::kw] for i in range(kh) for j in range(kw)]
+            out = ops.stack(tiles).sum(0) * (1.0 / (kh * kw))
     else:  # overlapping or padded windows: im2col
         fill = -math.inf if reduce == "max" else 0.0
         planes = pad2d(batched.reshape(n * c, 1, h, w), padding, fill).contiguous()

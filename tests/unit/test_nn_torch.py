@@ -302,3 +302,33 @@ def test_optimizer_state_dict_round_trip():
     np.testing.assert_array_equal(
         opt2.state[w2]["exp_avg"].numpy(), opt.state[w]["exp_avg"].numpy()
     )
+
+
+def test_max_pool_ties_nan_and_double_backward_match_torch():
+    x = np.zeros((1, 2, 4, 4), dtype=np.float32)  # every window tied: the first index wins
+    x[0, 1, 0, 1] = np.nan  # a NaN propagates to its window's output
+    x[0, 1, 3, 3] = 2.0
+    mine, theirs = pair(x)
+    out, tout = F.max_pool2d(mine, 2), torch.nn.functional.max_pool2d(theirs, 2)
+    np.testing.assert_array_equal(out.detach().numpy(), tout.detach().numpy())
+    g = RNG.standard_normal(tout.shape).astype(np.float32)
+    out.backward(minitorch.tensor(g))
+    tout.backward(torch.tensor(g))
+    np.testing.assert_array_equal(mine.grad.numpy(), theirs.grad.numpy())
+    # the backward is itself differentiable (its adjoint reads the winners back)
+    y = minitorch.tensor(
+        RNG.standard_normal((1, 1, 4, 6)), dtype=minitorch.float64, requires_grad=True
+    )
+    assert minitorch.autograd.gradgradcheck(lambda t: F.max_pool2d(t, 2), (y,))
+
+
+def test_avg_pool_paths_match_torch():
+    x = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    for kernel, stride in [(2, 2), (3, 1)]:  # tiles (strided views) and overlapping (im2col)
+        mine, theirs = pair(x)
+        out = F.avg_pool2d(mine, kernel, stride=stride)
+        tout = torch.nn.functional.avg_pool2d(theirs, kernel, stride=stride)
+        close(out, tout, f"avg_pool2d kernel {kernel} stride {stride}")
+        out.sum().backward()
+        tout.sum().backward()
+        close(mine.grad, theirs.grad, f"avg_pool2d kernel {kernel} stride {stride} grad")
