@@ -295,11 +295,21 @@ class Relu(Function):
         return grad * (out > 0)  # the gradient passes where the input was positive
 
 
-def _split_ties(grad: Any, wins: Any, ties: Any) -> Any:
-    """``grad`` where this side won, half of it where both sides tied, 0 elsewhere."""
+def _winner_grads(ctx: Context, grad: Any, largest: bool) -> tuple:
+    """Gradients of maximum/minimum: all of ``grad`` to the input that was picked, half to
+    each where they tie (as PyTorch does), summed back to each input's shape."""
     from . import where
 
-    return where(ties, grad * 0.5, where(wins, grad, 0.0))
+    a, b = ctx.saved_tensors
+    sa, sb = ctx.shapes
+    need_a, need_b = ctx.needs_input_grad
+    a_wins, b_wins = (a > b, a < b) if largest else (a < b, a > b)
+    half = grad * 0.5
+    ties = a == b
+    return (
+        unbroadcast(where(ties, half, where(a_wins, grad, 0.0)), sa) if need_a else None,
+        unbroadcast(where(ties, half, where(b_wins, grad, 0.0)), sb) if need_b else None,
+    )
 
 
 class Maximum(Function):
@@ -313,14 +323,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        a, b = ctx.saved_tensors
-        sa, sb = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        ties = a == b  # PyTorch splits the gradient equally between tied inputs
-        return (
-            unbroadcast(_split_ties(grad, a > b, ties), sa) if need_a else None,
-            unbroadcast(_split_ties(grad, a < b, ties), sb) if need_b else None,
-        )
+        return _winner_grads(ctx, grad, largest=True)
 
 
 class Minimum(Function):
@@ -334,14 +337,7 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        a, b = ctx.saved_tensors
-        sa, sb = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        ties = a == b
-        return (
-            unbroadcast(_split_ties(grad, a < b, ties), sa) if need_a else None,
-            unbroadcast(_split_ties(grad, a > b, ties), sb) if need_b else None,
-        )
+        return _winner_grads(ctx, grad, largest=False)
 
 
 class Where(Function):
