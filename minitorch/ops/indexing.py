@@ -51,6 +51,15 @@ def _unique_positions(index: tuple) -> bool:
     return all(getattr(i, "dtype", None) is None or i.dtype.kind == "b" for i in index)
 
 
+def _put(out: Any, index: tuple, values: Any, accumulate: bool) -> Any:
+    """Write (or, accumulating, add: repeated indices add up) ``values`` at ``out[index]``."""
+    if accumulate:
+        _add_at(out, index, values)
+    else:
+        out[index] = values
+    return out
+
+
 class ScatterAdd(Function):
     """Zeros of ``shape`` with ``values`` added at ``index`` (the backward of indexing)."""
 
@@ -59,12 +68,7 @@ class ScatterAdd(Function):
     @staticmethod
     def forward(ctx: Context, values: Any, shape: tuple, index: tuple, accumulate: bool) -> Any:
         ctx.index = index
-        out = xp(values).zeros(shape, dtype=values.dtype)
-        if accumulate:
-            _add_at(out, index, values)
-        else:
-            out[index] = values
-        return out
+        return _put(xp(values).zeros(shape, dtype=values.dtype), index, values, accumulate)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -81,12 +85,7 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, values: Any, index: tuple, accumulate: bool) -> Any:
         ctx.index, ctx.accumulate, ctx.value_shape = index, accumulate, getattr(values, "shape", ())
-        out = a.copy()
-        if accumulate:
-            _add_at(out, index, values)
-        else:
-            out[index] = values
-        return out
+        return _put(a.copy(), index, values, accumulate)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
