@@ -78,11 +78,12 @@ class Adam(Optimizer):
                     v = vmax
                 bias1 = 1 - beta1**t
                 bias2_sqrt = math.sqrt(1 - beta2**t)
-                xp.sqrt(v, out=tmp)  # denom = sqrt(v_hat) + eps, then the step m_hat / denom
-                tmp *= 1 / bias2_sqrt
-                tmp += eps
+                # step = lr * m_hat / (sqrt(v_hat) + eps), with v_hat's correction moved into
+                # the scalars: sqrt(v) + eps * bias2_sqrt = bias2_sqrt * (sqrt(v_hat) + eps)
+                xp.sqrt(v, out=tmp)
+                tmp += eps * bias2_sqrt
                 xp.divide(m, tmp, out=tmp)
-                tmp *= lr / bias1
+                tmp *= lr * bias2_sqrt / bias1
                 x -= tmp
                 bump(p)
 
