@@ -11,7 +11,7 @@ TESTS  := $(VENV)/.tests-$(HASH)
 PATHS  := minitorch tests benchmarks chapters solutions conftest.py
 ROOTARG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test setup exercises grade lint format bench clean
+.PHONY: lab test setup exercises notebooks lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, g
 	$(BIN)/python -m pytest
 
 exercises: $(COURSE)  ## regenerate exercises/ from solutions/
+	$(BIN)/python -m minitorch.generate
+
+notebooks: $(COURSE)  ## re-execute lessons and solutions in place, then regenerate exercises/
+	@for nb in chapters/*.ipynb solutions/*.ipynb; do \
+		echo "executing $$nb"; \
+		$(BIN)/jupyter nbconvert --to notebook --execute --inplace --log-level=WARN "$$nb" || exit 1; \
+	done
 	$(BIN)/python -m minitorch.generate
 
 lint: $(COURSE)
