@@ -39,27 +39,10 @@ def mlp_data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
 
 
 # --- the MLP three ways -------------------------------------------------------------------------
-def mlp_minitorch(x_np: np.ndarray, onehot_np: np.ndarray, params_np: list) -> Callable:
-    x, onehot = mt.from_numpy(x_np), mt.from_numpy(onehot_np)
-    params = [mt.tensor(p, requires_grad=True) for p in params_np]
-
-    def step() -> list:
-        for p in params:
-            p.grad = None
-        w1, b1, w2, b2, w3, b3 = params
-        h1 = (x @ w1 + b1).relu()
-        h2 = (h1 @ w2 + b2).relu()
-        logits = h2 @ w3 + b3
-        loss = -(logits.log_softmax(1) * onehot).sum() / BATCH
-        loss.backward()
-        return [p.grad for p in params]
-
-    return step
-
-
-def mlp_torch(torch, x_np: np.ndarray, onehot_np: np.ndarray, params_np: list) -> Callable:
-    x, onehot = torch.from_numpy(x_np), torch.from_numpy(onehot_np)
-    params = [torch.tensor(p, requires_grad=True) for p in params_np]
+def mlp_autograd(lib, x_np: np.ndarray, onehot_np: np.ndarray, params_np: list) -> Callable:
+    """The MLP in a framework with autograd: ``lib`` is minitorch or torch (same code)."""
+    x, onehot = lib.from_numpy(x_np), lib.from_numpy(onehot_np)
+    params = [lib.tensor(p, requires_grad=True) for p in params_np]
 
     def step() -> list:
         for p in params:
@@ -143,17 +126,17 @@ def main() -> None:
     x, onehot, params = mlp_data()
     # Same gradients first: a fast wrong answer is no answer.
     ref = mlp_numpy(x, onehot, params)()
-    got = mlp_minitorch(x, onehot, params)()
+    got = mlp_autograd(mt, x, onehot, params)()
     for g_ref, g in zip(ref, got, strict=True):
         np.testing.assert_allclose(g.numpy(), g_ref, rtol=2e-3, atol=2e-5)
 
     print(f"MLP forward+backward: batch {BATCH}, {' -> '.join(map(str, SIZES))}, float32")
     contenders = {
         "numpy": mlp_numpy(x, onehot, params),
-        "minitorch": mlp_minitorch(x, onehot, params),
+        "minitorch": mlp_autograd(mt, x, onehot, params),
     }
     if torch is not None:
-        contenders["torch"] = mlp_torch(torch, x, onehot, params)
+        contenders["torch"] = mlp_autograd(torch, x, onehot, params)
     t = best_times(contenders, args.repeat)
     print(f"  numpy by hand   {t['numpy'] * 1e3:8.2f} ms")
     print(f"  minitorch       {t['minitorch'] * 1e3:8.2f} ms")

@@ -183,31 +183,31 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def stale(chapters: Iterable[manifest.Chapter] | None = None) -> list[Path]:
-    """The exercise notebooks that are missing or differ from what the generator makes."""
+def _changed(chapters: Iterable[manifest.Chapter] | None) -> list[tuple[Path, str]]:
+    """(exercise notebook, the text the generator makes) for each one missing or different."""
     found = []
-    for chapter in manifest.CHAPTERS if chapters is None else chapters:
-        if not chapter.solution.exists():
-            continue
-        target = chapter.exercise_notebook
-        expected = exercise_text(chapter.solution)
-        if not target.exists() or target.read_text(encoding="utf-8") != expected:
-            found.append(target)
-    return found
-
-
-def write(chapters: Iterable[manifest.Chapter] | None = None) -> list[Path]:
-    """Write every chapter's exercise notebook that changed; returns the ones written."""
-    written = []
     for chapter in manifest.CHAPTERS if chapters is None else chapters:
         if not chapter.solution.exists():
             continue
         target = chapter.exercise_notebook
         text = exercise_text(chapter.solution)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            written.append(target)
+            found.append((target, text))
+    return found
+
+
+def stale(chapters: Iterable[manifest.Chapter] | None = None) -> list[Path]:
+    """The exercise notebooks that are missing or differ from what the generator makes."""
+    return [target for target, _ in _changed(chapters)]
+
+
+def write(chapters: Iterable[manifest.Chapter] | None = None) -> list[Path]:
+    """Write every chapter's exercise notebook that changed; returns the ones written."""
+    written = []
+    for target, text in _changed(chapters):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
     return written
 
 
