@@ -91,6 +91,7 @@ from .ops import (
     view,
     where,
 )
+from .printing import get_printoptions, set_printoptions
 from .random import Generator, initial_seed, manual_seed
 from .serialization import SerializationError, load, save
 from .shape import broadcast_shapes

@@ -362,8 +362,7 @@ class Tensor:
             extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        values = self._data if self.device.type == "cpu" else self._data.get()
-        return format_tensor(values, self.dtype, self.device, extras)
+        return format_tensor(self._data, self.dtype, self.device, extras)
 
     def __len__(self) -> int:
         if self.ndim == 0:
