@@ -31,8 +31,12 @@ $(TESTS): $(COURSE)
 
 setup: $(COURSE)  ## create .venv with everything the course needs
 
-lab: $(COURSE)  ## open the course in JupyterLab
-	$(BIN)/jupyter lab $(ROOTARG) --ServerApp.root_dir=. chapters/01_tensors.ipynb
+# JupyterLab opens, and prints the URL of, the first lesson (the lab's default URL).
+# LAB_ARGS passes more options, e.g.  make lab LAB_ARGS="--no-browser --port=8890"
+FIRST_LESSON := chapters/01_tensors.ipynb
+lab: $(COURSE)  ## open the course in JupyterLab, at chapter 01
+	$(BIN)/jupyter lab $(ROOTARG) --ServerApp.root_dir=. \
+		--LabApp.default_url=/lab/tree/$(FIRST_LESSON) $(LAB_ARGS)
 
 test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, grading
 	$(BIN)/ruff check $(PATHS)
@@ -42,11 +46,14 @@ test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, g
 exercises: $(COURSE)  ## regenerate exercises/ from solutions/
 	$(BIN)/python -m minitorch.generate
 
+# Executed notebooks get the metadata JupyterLab writes (minitorch.notebook), so that
+# opening a committed notebook in the lab changes nothing.
 notebooks: $(COURSE)  ## re-execute lessons and solutions in place, then regenerate exercises/
 	@for nb in chapters/*.ipynb solutions/*.ipynb; do \
 		echo "executing $$nb"; \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace --log-level=WARN "$$nb" || exit 1; \
 	done
+	$(BIN)/python -m minitorch.notebook chapters/*.ipynb solutions/*.ipynb
 	$(BIN)/python -m minitorch.generate
 
 lint: $(COURSE)

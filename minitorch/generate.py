@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from minitorch import manifest
+from minitorch.notebook import normalize_metadata
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -134,10 +135,9 @@ def generate_notebook(
     nb.metadata = nbformat.NotebookNode(
         {k: nb.metadata[k] for k in _KEPT_NOTEBOOK_METADATA if k in nb.metadata}
     )
-    if "language_info" in nb.metadata:  # the executing kernel's versions would make it stale
-        nb.metadata.language_info = nbformat.NotebookNode({"name": nb.metadata.language_info.name})
-    if nb.nbformat_minor < 5:
-        nb.nbformat_minor = 5
+    # As JupyterLab writes it (opening the exercise changes nothing), with the solution's
+    # language_info: the Python that runs the generator must not make the exercise stale.
+    normalize_metadata(nb, language_info=nb.metadata.get("language_info"))
     for number, cell in enumerate(nb.cells, start=1):
         if "id" not in cell:
             cell.id = _stable_id(name, number)

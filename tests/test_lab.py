@@ -1,77 +1,59 @@
-"""``make lab`` end to end: JupyterLab starts headless and serves the course notebooks."""
+"""``make lab`` end to end: the command it runs starts JupyterLab, which prints and serves
+the first lesson's URL and serves the course notebooks."""
 
-import json
-import os
-import secrets
-import socket
+from __future__ import annotations
+
+import re
+import shutil
 import subprocess
-import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
+from lab_server import running_lab
 
 from minitorch.manifest import CHAPTERS, ROOT
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+FIRST_LESSON = "chapters/01_tensors.ipynb"
 
 
-def _get(url: str, token: str) -> dict:
-    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return json.loads(response.read())
+def make_lab_command() -> str:
+    """The ``jupyter lab`` command line ``make lab`` runs (read with ``make -n``)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    out = subprocess.run(
+        ["make", "-n", "-s", "--no-print-directory", "lab"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    lines = [line.strip() for line in out.replace("\\\n", " ").splitlines()]
+    commands = [line for line in lines if re.search(r"\bjupyter lab\b", line)]
+    assert len(commands) == 1, f"`make -n lab` runs no single `jupyter lab`:\n{out}"
+    if not (ROOT / commands[0].split()[0]).exists():
+        pytest.skip(f"{commands[0].split()[0]} does not exist: run `make setup` first")
+    return commands[0]
 
 
-def test_makefile_lab_target_runs_jupyter_lab():
-    makefile = (ROOT / "Makefile").read_text()
-    assert "jupyter lab" in makefile.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    with running_lab(make_lab_command(), tmp_path_factory.mktemp("lab")) as lab:
+        yield lab
 
 
-@pytest.fixture
-def lab_server(tmp_path):
-    port, token = _free_port(), secrets.token_hex(16)
-    jupyter = Path(sys.executable).with_name("jupyter")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path), "JUPYTER_CONFIG_DIR": str(tmp_path)}
-    proc = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}"]
-        + (["--allow-root"] if os.geteuid() == 0 else []),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _get(f"{base}/api/status", token)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "JupyterLab did not start: " + proc.stderr.read().decode()[-2000:]
-                    ) from None
-                time.sleep(0.3)
-        yield base, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def test_make_lab_prints_and_opens_the_first_lesson(lab):
+    url = f"{lab.base}/lab/tree/{FIRST_LESSON}?token="  # a token given on the command line
+    printed = lab.log.read_text()  # is printed as "..."
+    assert url in printed, f"`make lab` did not print {url}:\n{printed}"
+    with urllib.request.urlopen(url + lab.token, timeout=10) as response:
+        assert response.status == 200 and "JupyterLab" in response.read().decode()
+    # The browser `make lab` opens, and anyone who types the bare address, lands there too.
+    with urllib.request.urlopen(f"{lab.base}/?token={lab.token}", timeout=10) as response:
+        assert response.geturl().startswith(f"{lab.base}/lab/tree/{FIRST_LESSON}")
 
 
-def test_lab_serves_the_course(lab_server):
-    base, token = lab_server
-    listing = _get(f"{base}/api/contents/chapters", token)
-    names = {item["name"] for item in listing["content"]}
+def test_lab_serves_the_course(lab):
+    names = {item["name"] for item in lab.get_json("/api/contents/chapters")["content"]}
     for chapter in CHAPTERS:
         assert chapter.lesson.name in names, f"{chapter.lesson.name} not served; got {names}"
-    exercises = {i["name"] for i in _get(f"{base}/api/contents/exercises", token)["content"]}
+    exercises = {i["name"] for i in lab.get_json("/api/contents/exercises")["content"]}
     assert {c.exercise_notebook.name for c in CHAPTERS} <= exercises
-    lab_page = urllib.request.urlopen(f"{base}/lab?token={token}", timeout=5).read().decode()
-    assert "JupyterLab" in lab_page
+    lesson = lab.get_json(f"/api/contents/{FIRST_LESSON}")
+    assert lesson["type"] == "notebook" and lesson["content"]["cells"]
