@@ -1,7 +1,10 @@
 """minitorch: a small, real, PyTorch-shaped deep learning framework, built chapter by chapter."""
 
-from . import autograd, data, nn, ops, optim, shape
+# The Tensor class first: the op modules it imports at its end build on it.
+from .tensor import Tensor  # isort: skip
+from . import autograd, backend, data, nn, ops, optim, shape
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .backend import cuda
 from .creation import (
     arange,
     empty,
@@ -23,7 +26,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .device import cuda, device
+from .device import device
 from .dtypes import (
     bool,
     double,
@@ -91,11 +94,24 @@ from .ops import (
     view,
     where,
 )
+from .ops.foreach import (
+    _foreach_add,
+    _foreach_add_,
+    _foreach_addcdiv_,
+    _foreach_addcmul_,
+    _foreach_clone,
+    _foreach_copy_,
+    _foreach_lerp_,
+    _foreach_maximum_,
+    _foreach_mul_,
+    _foreach_neg,
+    _foreach_sqrt,
+    _foreach_zero_,
+)
 from .printing import get_printoptions, set_printoptions
 from .random import Generator, initial_seed, manual_seed
 from .serialization import SerializationError, load, save
 from .shape import broadcast_shapes
 from .storage import Storage
-from .tensor import Tensor
 
 __version__ = "0.1.0"

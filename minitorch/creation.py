@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .device import array_module, as_device
+from . import backend
+from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .random import Generator, rng_of
 from .tensor import Tensor
@@ -26,12 +27,7 @@ def _finish(array: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> 
     """Cast, move to the device and wrap a host array."""
     target = as_dtype(dtype).np if dtype is not None else array.dtype
     dev = as_device(device)
-    if dev.type == "cpu":
-        out = np.array(array, dtype=target, order="C")  # a copy, even for 0-d arrays
-    else:
-        xp = array_module(dev)
-        with xp.cuda.Device(dev.index):
-            out = xp.asarray(array, dtype=target)
+    out = backend.get(dev).from_host(array, dev, target)  # a copy, even for 0-d arrays
     t = Tensor._from_array(out)
     t.requires_grad = requires_grad
     return t

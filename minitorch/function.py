@@ -8,7 +8,11 @@ too). Later chapters add their layer here, in ``apply``, and nowhere else.
 Chapter 02's layer: when grad mode is on and some input requires grad, ``apply`` turns the
 op's ``ctx`` into a node of the backward graph. The node is the outputs' ``grad_fn``; its
 ``next_functions`` point at the nodes that made the inputs (or at ``AccumulateGrad`` for
-leaves), and it keeps what forward saved, with the version each saved tensor had.
+leaves), and it keeps what forward saved as ``SavedTensor``s, with the version each had.
+
+Below ``apply`` sits the backend seam (``minitorch.backend``): the input's backend may
+provide its own kernel for the op; otherwise ``forward`` runs. After each op, the
+observers registered with ``register_apply_hook`` see it (chapter 05's tracer is one).
 """
 
 from __future__ import annotations
@@ -16,10 +20,15 @@ from __future__ import annotations
 import weakref
 from typing import Any, ClassVar, NamedTuple
 
-from . import tensor as _tensor
-from .autograd import anomaly as _anomaly
-from .autograd import grad_mode as _grad_mode
+from . import backend
+from .backend import _registered as _kernels_registered
+from .hooks import RemovableHandle
 from .shape import broadcast_shapes
+from .state import anomaly as _anomaly
+from .state import apply_hooks as _apply_hooks
+from .state import forward_trace
+from .state import grad as _grad
+from .tensor import Tensor
 
 
 class Layout(NamedTuple):
@@ -37,6 +46,21 @@ class Context:
     ``ctx.saved_tensors`` gives them back as Tensors. ``needs_input_grad[i]`` says whether
     argument ``i`` needs a gradient, so forward can skip saving and backward can skip
     computing what nobody needs. Any other attribute (``ctx.dim = dim``) is fine too.
+
+    When ``apply`` records the op, each saved array becomes a ``SavedTensor`` that
+    remembers the version of the tensor it belongs to::
+
+        class Exp(Function):
+            def forward(ctx, a):
+                out = np.exp(a)
+                ctx.save_for_backward(out)      # packed as SavedTensor(output 0, version 0)
+                return out
+
+            def backward(ctx, grad):
+                (out,) = ctx.saved_tensors      # unpacked: checks out's version is still 0
+                return grad * out
+
+        y = x.exp(); y.add_(1); y.sum().backward()   # RuntimeError: y was modified in place
     """
 
     __slots__ = ("saved", "needs_input_grad", "__dict__")
@@ -103,30 +127,7 @@ class Node(Context):
             return self.saved
         if self._freed:
             raise RuntimeError(FREED_GRAPH_MESSAGE)
-        return tuple(self._unpack(item) for item in packed)
-
-    def _unpack(self, item: tuple) -> Any:
-        kind = item[0]
-        if kind == SAVED_VALUE:
-            return item[1]
-        Tensor = _tensor.Tensor
-        if kind == SAVED_CONSTANT:
-            return Tensor._from_array(item[1])
-        if kind == SAVED_INPUT:
-            _, t, version = item
-            if t._storage.version != version:
-                raise RuntimeError(_modified_message(t._data, t._storage.version, version, self))
-            return t
-        _, storage, version, data, output_nr = item  # SAVED_OUTPUT
-        if storage.version != version:
-            raise RuntimeError(_modified_message(data, storage.version, version, self))
-        # A fresh tensor for the output (the node can't hold the output itself: a cycle).
-        t = Tensor._alias(storage, data)
-        t._requires_grad = True
-        t.grad_fn = self
-        if output_nr:
-            t._output_nr = output_nr
-        return t
+        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in packed)
 
     def _release(self) -> None:
         """Free the saved values (after a backward without ``retain_graph``)."""
@@ -148,7 +149,70 @@ class AccumulateGrad(Node):
         self._packed = ()
 
 
-SAVED_VALUE, SAVED_CONSTANT, SAVED_INPUT, SAVED_OUTPUT = range(4)
+class SavedTensor:
+    """A value saved for backward (PyTorch's SavedVariable): packed once when forward
+    returns, unpacked each time backward reads ``ctx.saved_tensors``.
+
+    It remembers which tensor the array belongs to (an input, an output, or neither: an
+    intermediate, kept as a constant) and that tensor's storage version. ``unpack`` refuses
+    a tensor that was written in place since: the value backward needs is gone.
+    """
+
+    __slots__ = ("tensor", "storage", "array", "version", "output_nr")
+
+    def __init__(
+        self,
+        tensor: Any = None,
+        storage: Any = None,
+        array: Any = None,
+        version: int = 0,
+        output_nr: int = 0,
+    ) -> None:
+        self.tensor = tensor  # an input: kept as it is
+        self.storage = storage  # an output: its storage (the node can't hold the output)
+        self.array = array
+        self.version = version
+        self.output_nr = output_nr
+
+    @staticmethod
+    def pack(value: Any, inputs: list, outputs: tuple, raws: tuple) -> Any:
+        """Find the tensor a saved array belongs to (by identity), with its storage version."""
+        if value is None or isinstance(value, (int, float, complex, str)):
+            return value
+        if isinstance(value, Tensor):
+            return SavedTensor(tensor=value, version=value._storage.version)
+        for t in inputs:
+            if value is t._data:
+                return SavedTensor(tensor=t, version=t._storage.version)
+        for k, r in enumerate(raws):
+            if value is r:
+                o = outputs[k]
+                storage = o._storage
+                return SavedTensor(None, storage, o._data, storage.version, k)
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            return SavedTensor(array=value)  # an intermediate array: a constant for backward
+        return value
+
+    def unpack(self, node: Node) -> Tensor:
+        """The saved tensor, after checking that nothing wrote to it since it was saved."""
+        t = self.tensor
+        if t is not None:
+            if t._storage.version != self.version:
+                raise RuntimeError(_modified_message(t._data, t._storage.version, self, node))
+            return t
+        storage = self.storage
+        if storage is None:
+            return Tensor._from_array(self.array)
+        if storage.version != self.version:
+            raise RuntimeError(_modified_message(self.array, storage.version, self, node))
+        # A fresh tensor for the output, pointing back at the node that made it.
+        t = Tensor._alias(storage, self.array)
+        t._requires_grad = True
+        t.grad_fn = node
+        if self.output_nr:
+            t._output_nr = self.output_nr
+        return t
+
 
 FREED_GRAPH_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -159,11 +223,11 @@ FREED_GRAPH_MESSAGE = (
 )
 
 
-def _modified_message(data: Any, version: int, expected: int, node: Node) -> str:
+def _modified_message(data: Any, version: int, saved: SavedTensor, node: Node) -> str:
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{data.dtype.name} {tuple(data.shape)}] is at version {version}; "
-        f"expected version {expected} instead. It was saved for backward by {node.name()}. "
+        f"expected version {saved.version} instead. It was saved for backward by {node.name()}. "
         "Hint: compute the new value out of place (y = y + 1 instead of y.add_(1), or "
         ".clone() it) so the saved value stays as forward saw it."
     )
@@ -207,12 +271,11 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op: check devices, compute on the backend, wrap the results as tensors,
         and (when grad mode is on and an input requires grad) record a graph node."""
-        Tensor = _tensor.Tensor
         tensors = [a for a in args if isinstance(a, Tensor)]
         if len(tensors) > 1:
             check_same_device(cls.name, tensors)
         node = None
-        if _grad_mode._state.enabled and cls.differentiable:
+        if _grad.enabled and cls.differentiable:
             for t in tensors:
                 if t._requires_grad:
                     node = _new_node(cls, args)
@@ -226,17 +289,30 @@ class Function:
             raise RuntimeError(f"{cls.name}: {err} ({describe_inputs(args)})") from err
         if node is not None:
             _connect(node, tensors, out, raw)
+        if _apply_hooks:
+            _notify(cls, args, kwargs, out)
         return out
 
     @classmethod
     def _compute(cls, ctx: Context, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """Default: raw arrays in, fresh contiguous tensors out. Returns (tensors, arrays)."""
-        Tensor = _tensor.Tensor
         raw = [a._data if isinstance(a, Tensor) else a for a in args]
-        out = cls.forward(ctx, *raw, **kwargs)
+        forward = cls._kernel(args) if _kernels_registered else cls.forward
+        out = forward(ctx, *raw, **kwargs)
         if isinstance(out, tuple):
             return tuple(Tensor._from_array(o) for o in out), out
         return Tensor._from_array(out), out
+
+    @classmethod
+    def _kernel(cls, args: tuple) -> Any:
+        """The code that computes this op on its inputs' device: a kernel the device's
+        backend registered for it, or (by default) ``forward``."""
+        if _kernels_registered:
+            for a in args:
+                if isinstance(a, Tensor):
+                    kernel = backend.kernel_for(cls, a._storage.device.type)
+                    return cls.forward if kernel is None else kernel
+        return cls.forward
 
 
 class ViewFunction(Function):
@@ -254,11 +330,25 @@ class ViewFunction(Function):
         return out, None
 
 
+def register_apply_hook(hook: Any) -> RemovableHandle:
+    """Call ``hook(function, args, kwargs, output)`` after every ``Function.apply``.
+
+    Every computation on tensor data goes through ``apply``, so an apply hook sees all of
+    it: ops, in-place writes, optimizer updates and gradient accumulation. Chapter 05's
+    tracer records a program this way. Returns a handle with ``.remove()``.
+    """
+    return RemovableHandle(_apply_hooks, hook)
+
+
+def _notify(cls: type[Function], args: tuple, kwargs: dict, out: Any) -> None:
+    for hook in list(_apply_hooks.values()):
+        hook(cls, args, kwargs, out)
+
+
 def _new_node(cls: type[Function], args: tuple) -> Node:
     """The node for one call of ``cls``: one edge per tensor argument, pointing at the
     node that produced it (its ``grad_fn``), at its ``AccumulateGrad`` (a leaf that
     requires grad), or at nothing."""
-    Tensor = _tensor.Tensor
     needs, edges, positions, meta = [], [], [], []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -267,8 +357,7 @@ def _new_node(cls: type[Function], args: tuple) -> Node:
             meta.append((data.shape, data.dtype))
             if a._requires_grad:
                 needs.append(True)
-                fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
+                edges.append(gradient_edge(a))
             else:
                 needs.append(False)
                 edges.append((None, 0))
@@ -278,9 +367,15 @@ def _new_node(cls: type[Function], args: tuple) -> Node:
     node.next_functions = tuple(edges)
     node._input_pos = tuple(positions)
     node._input_meta = tuple(meta)
-    if _anomaly._state.enabled:
-        node._trace = _anomaly.forward_trace()
+    if _anomaly.enabled:
+        node._trace = forward_trace()
     return node
+
+
+def gradient_edge(t: Tensor) -> tuple[Node, int]:
+    """Where the gradient of ``t`` flows: (its grad_fn, which output) or its AccumulateGrad."""
+    fn = t.grad_fn
+    return (fn, t._output_nr) if fn is not None else (leaf_accumulator(t), 0)
 
 
 def _connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
@@ -296,69 +391,12 @@ def _connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
             continue  # integer/bool outputs and marked ones carry no gradient
         o._requires_grad = True
         o.grad_fn = node
-        if i:
+        if i or o._output_nr:  # (an in-place op's target may have been output 1 before)
             o._output_nr = i
     node._output_meta = tuple(meta)
     saved = node.saved
-    if not saved:
-        node._packed = ()
-        return
-    packed = []
-    for s in saved:
-        packed.append(_pack(s, tensors, outs, raws))
-    node._packed = tuple(packed)
+    node._packed = tuple(SavedTensor.pack(s, tensors, outs, raws) for s in saved) if saved else ()
     node.saved = ()
-
-
-def _pack(value: Any, tensors: list, outs: tuple, raws: tuple) -> tuple:
-    """Find the tensor a saved array belongs to (by identity), with its storage version."""
-    if value is None or isinstance(value, (int, float, complex, str)):
-        return (SAVED_VALUE, value)
-    Tensor = _tensor.Tensor
-    if isinstance(value, Tensor):
-        return (SAVED_INPUT, value, value._storage.version)
-    for t in tensors:
-        if value is t._data:
-            return (SAVED_INPUT, t, t._storage.version)
-    for k, r in enumerate(raws):
-        if value is r:
-            o = outs[k]
-            return (SAVED_OUTPUT, o._storage, o._storage.version, o._data, k)
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return (SAVED_CONSTANT, value)  # an intermediate array: a constant for backward
-    return (SAVED_VALUE, value)
-
-
-def record_inplace(
-    cls: type[Function], target: Any, inputs: tuple, needs: tuple, ctx_attrs: dict
-) -> None:
-    """Rebase ``target``'s history after an in-place write: ``target.grad_fn`` becomes a
-    node of ``cls`` whose inputs are ``inputs`` (``target`` itself stands for its value
-    before the write). Used by ``copy_`` / ``__setitem__``."""
-    Tensor = _tensor.Tensor
-    edges, positions, meta = [], [], []
-    for i, (a, need) in enumerate(zip(inputs, needs, strict=True)):
-        if not isinstance(a, Tensor):
-            continue
-        positions.append(i)
-        meta.append((a._data.shape, a._data.dtype))
-        if need and a._requires_grad:
-            fn = a.grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
-        else:
-            edges.append((None, 0))
-    node = cls._node_class(tuple(needs))
-    node.next_functions = tuple(edges)
-    node._input_pos = tuple(positions)
-    node._input_meta = tuple(meta)
-    node._output_meta = ((target._data.shape, target._data.dtype),)
-    node._packed = ()
-    node.__dict__.update(ctx_attrs)
-    if _anomaly._state.enabled:
-        node._trace = _anomaly.forward_trace()
-    target.grad_fn = node
-    target._requires_grad = True
-    target._output_nr = 0
 
 
 def leaf_accumulator(t: Any) -> AccumulateGrad:
@@ -386,8 +424,10 @@ def describe_inputs(args: tuple) -> str:
     """``inputs: Tensor(shape=(2, 3), dtype=float32, device=cpu), 2.0`` for error messages."""
     parts = []
     for a in args:
-        if isinstance(a, _tensor.Tensor):
+        if isinstance(a, Tensor):
             parts.append(f"Tensor(shape={a.shape}, dtype={a.dtype.name}, device={a.device})")
+        elif isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+            parts.append(f"[{len(a)} tensors]")
         else:
             parts.append(repr(a) if len(repr(a)) < 40 else type(a).__name__)
     return "inputs: " + ", ".join(parts)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from .device import device, device_of_array
+from . import backend
+from .device import device
 from .dtypes import dtype, from_numpy_dtype
 
 
@@ -23,7 +22,7 @@ class Storage:
         if array.ndim != 1:
             raise ValueError(f"Storage: expected a 1-d array, got shape {array.shape}")
         self.array = array
-        self.device: device = device_of_array(array)
+        self.device: device = backend.of_array(array).device_of(array)
         self.version = 0
 
     @property
@@ -35,9 +34,7 @@ class Storage:
 
     def data_ptr(self) -> int:
         """Address of the first element (two tensors share memory when these agree)."""
-        if isinstance(self.array, np.ndarray):
-            return self.array.__array_interface__["data"][0]
-        return self.array.data.ptr
+        return backend.of_array(self.array).data_ptr(self.array)
 
     def tolist(self) -> list:
         return self.array.tolist()
@@ -56,23 +53,7 @@ def strided_view(storage: Storage, shape: tuple, strides: tuple, offset: int) ->
 
     Strides and offset count elements (as in PyTorch); numpy and cupy count bytes.
     """
-    array = storage.array
-    size = array.itemsize
     if 0 in shape:  # an empty view reads nothing, wherever its offset points
         offset, strides = 0, (0,) * len(shape)
-    if isinstance(array, np.ndarray):
-        return np.ndarray(
-            shape,
-            dtype=array.dtype,
-            buffer=array,
-            offset=offset * size,
-            strides=tuple(s * size for s in strides),
-        )
-    import cupy
-
-    return cupy.ndarray(
-        shape,
-        dtype=array.dtype,
-        memptr=array.data + offset * size,
-        strides=tuple(s * size for s in strides),
-    )
+    array = storage.array
+    return backend.of_array(array).strided_view(array, shape, strides, offset)

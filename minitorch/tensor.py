@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import ops
-from .device import CPU, array_module_of, as_device, device
+from .backend import array_module_of
+from .device import CPU, as_device, device
 from .dtypes import as_dtype, dtype, float32, float64, from_numpy_dtype, int64
 from .dtypes import bool as bool_
 from .hooks import RemovableHandle
@@ -38,7 +39,7 @@ class Tensor:
 
     # Autograd state. Class-level defaults keep tensor creation cheap; a tensor sets its own
     # value only when it differs (see minitorch.function and minitorch.autograd).
-    grad: Tensor | None = None  # the accumulated gradient (leaves, and retain_grad())
+    _grad: Tensor | None = None  # the accumulated gradient (leaves, and retain_grad())
     grad_fn: Any = None  # the graph node that made this tensor (None for leaves)
     _requires_grad = False
     _output_nr = 0  # which output of grad_fn this tensor is
@@ -46,6 +47,7 @@ class Tensor:
     _hooks: dict | None = None  # gradient hooks of a leaf
     _acc_ref: Any = None  # weak reference to the leaf's AccumulateGrad node
     _retains_grad = False
+    _post_acc_hooks: dict | None = None  # hooks called after .grad was accumulated
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create tensors with minitorch.tensor(data), minitorch.zeros(shape), ...")
@@ -121,9 +123,7 @@ class Tensor:
         return self._storage.data_ptr() + self._offset * self.element_size()
 
     @property
-    def layout(self):
-        from .function import Layout
-
+    def layout(self) -> Layout:
         return Layout(self.shape, self.stride(), self._offset)
 
     @property
@@ -203,9 +203,7 @@ class Tensor:
         inputs: Any = None,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same values (sharing storage) cut off from the graph; never requires grad."""
@@ -229,16 +227,27 @@ class Tensor:
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        self._storage = other._storage
-        self._data = other._data
-        self._strides = other._strides
-        self._offset = other._offset
+        ops.set_(self, other)
 
     def set_(self, source: Tensor) -> Tensor:
         """Make this tensor look at ``source``'s storage with ``source``'s layout (the tensor
         object, and so its identity as a Parameter, stays the same). Like ``t.data = source``."""
-        self.data = source
-        return self
+        return ops.set_(self, source)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient: set by backward on leaves (and ``retain_grad()``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
@@ -246,8 +255,6 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return  # leaves keep their gradient anyway
-        import weakref
-
         node = self.grad_fn
         if node._retained is None:
             node._retained = {}
@@ -274,9 +281,20 @@ class Tensor:
             hooks = node._pre_hooks.setdefault(self._output_nr, {})
         return RemovableHandle(hooks, hook)
 
-    def _accumulator(self) -> Any:
-        from .function import leaf_accumulator
+    def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
+        """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``
+        (the point where a gradient is ready: DDP starts its all-reduce here)."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = {}
+        return RemovableHandle(self._post_acc_hooks, hook)
 
+    def _accumulator(self) -> Any:
         return leaf_accumulator(self)
 
     @property
@@ -620,20 +638,50 @@ class Tensor:
     def zero_(self) -> Tensor:
         return ops.copy_(self, 0)
 
-    def add_(self, other: Any) -> Tensor:
-        return ops.copy_(self, self + other)
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return ops.add_(self, other, alpha=alpha)
 
-    def sub_(self, other: Any) -> Tensor:
-        return ops.copy_(self, self - other)
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return ops.sub_(self, other, alpha=alpha)
 
     def mul_(self, other: Any) -> Tensor:
-        return ops.copy_(self, self * other)
+        return ops.mul_(self, other)
 
     def div_(self, other: Any) -> Tensor:
-        return ops.copy_(self, self / other)
+        return ops.div_(self, other)
 
     # ``t += x`` writes into t, as in PyTorch (the in-place methods above).
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+
+
+def _check_grad(t: Tensor, g: Any) -> None:
+    """``t.grad = g`` takes only a gradient that fits ``t``, as in PyTorch."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(g).__name__}")
+    if g is t:
+        raise RuntimeError("can't assign Variable as its own grad")
+    if g.shape != t.shape:
+        raise RuntimeError(
+            f"assigned grad has data of a different size: the tensor has shape {t.shape}, "
+            f"the gradient {g.shape}"
+        )
+    if g.dtype != t.dtype:
+        raise RuntimeError(
+            f"assigned grad has data of a different type: the tensor is {t.dtype.name}, "
+            f"the gradient {g.dtype.name}"
+        )
+    if g.device != t.device:
+        raise RuntimeError(
+            f"assigned grad has data located on a different device: the tensor is on "
+            f"{t.device}, the gradient on {g.device}"
+        )
+
+
+# Tensor's methods call ops, and ops make Tensors: the modules that compute are imported
+# once the class exists (they import it from here).
+from . import ops  # noqa: E402
+from .autograd import engine  # noqa: E402
+from .function import Layout, leaf_accumulator  # noqa: E402

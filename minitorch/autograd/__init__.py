@@ -9,10 +9,10 @@
 The graph itself is recorded by ``Function.apply`` (``minitorch/function.py``).
 """
 
-from typing import Any
-
+from ..function import AccumulateGrad, Context, Function, Node
+from ..ops import unbroadcast
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
-from .engine import backward, grad
+from .engine import backward, grad, queue_callback
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph_figure import draw_graph, graph_layout
@@ -34,30 +34,8 @@ __all__ = [
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
+    "queue_callback",
     "set_detect_anomaly",
     "set_grad_enabled",
     "unbroadcast",
 ]
-
-_REEXPORTS = {
-    "Function": ("..function", "Function"),
-    "Context": ("..function", "Context"),
-    "Node": ("..function", "Node"),
-    "AccumulateGrad": ("..function", "AccumulateGrad"),
-    "unbroadcast": ("..ops.elementwise", "unbroadcast"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    # minitorch.function imports this package (for grad mode), so the names it defines
-    # are re-exported lazily rather than imported while it is still half-initialised.
-    if name in _REEXPORTS:
-        import importlib
-
-        module, attr = _REEXPORTS[name]
-        return getattr(importlib.import_module(module, __name__), attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -8,23 +8,12 @@ names the node *and* shows that forward line, which is usually where the bug is
 
 from __future__ import annotations
 
-import os
-import threading
-import traceback
 from typing import Any
 
+from ..state import anomaly, forward_trace  # noqa: F401 - re-exported
 from .grad_mode import _GradModeManager
 
-
-class _AnomalyState(threading.local):
-    enabled = False
-
-
-_state = _AnomalyState()
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_OPS_DIR = os.path.join(_PACKAGE, "ops") + os.sep
-_DISPATCH_FILES = {os.path.join(_PACKAGE, name) for name in ("function.py", "tensor.py")}
+_state = anomaly  # the thread-local switch, kept in the leaf module minitorch.state
 
 
 def is_anomaly_enabled() -> bool:
@@ -62,16 +51,3 @@ class set_detect_anomaly(_GradModeManager):  # noqa: N801 - PyTorch's name
 
     def __exit__(self, *exc: Any) -> None:
         _state.enabled = self.prev
-
-
-def forward_trace() -> list[str]:
-    """The current stack without the dispatch frames on top (ops, ``Function.apply``)."""
-    frames = traceback.extract_stack()[:-1]
-    while frames and _is_dispatch(frames[-1].filename):
-        frames.pop()
-    return traceback.format_list(frames[-8:])
-
-
-def _is_dispatch(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    return path.startswith(_OPS_DIR) or path in _DISPATCH_FILES

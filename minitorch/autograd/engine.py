@@ -1,36 +1,37 @@
 """The backward engine: walk the graph from the outputs to the leaves, once, in order.
 
-1. Count dependencies: how many edges point into each node reachable from the roots.
-2. Start from the roots with their gradients. A node runs when every node that feeds it
-   a gradient has run (its count dropped to zero), so it sees the *sum* of its gradients.
-3. Running a node calls its Function's ``backward`` and adds the results into the
-   buffers of the nodes on its ``next_functions`` edges. ``AccumulateGrad`` nodes add
-   into their leaf's ``.grad``.
+It is chapter 02's exercise 02.7 grown up. ``_run`` has the same shape as that walk:
 
+1. ``_dependencies``: count, for every node reachable from the roots, the edges into it.
+2. Start from the roots with their gradients. A node runs when every node that feeds it a
+   gradient has run (its count dropped to zero), so it sees the *sum* of its gradients.
+3. ``_run_node`` calls the node's Function ``backward`` and adds the results into the
+   buffers of the nodes on its ``next_functions`` edges; an ``AccumulateGrad`` node adds
+   into its leaf's ``.grad`` instead.
+
+What the exercise leaves out sits around that loop: hooks (tensor hooks, retain_grad,
+post-accumulate-grad hooks and end-of-backward callbacks, where DDP hooks in), catching
+the gradients ``grad()`` returns, checking what ``backward`` returns, and anomaly mode.
 Everything is a loop over an explicit list: no recursion, so a 10,000-op chain is fine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import anomaly as _anomaly
-from . import grad_mode as _grad_mode
-
-# minitorch.function imports this package (for grad mode), so the engine binds the
-# classes it needs on first use instead of importing them while they are being defined.
-Tensor: Any = None
-AccumulateGrad: Any = None
-Function: Any = None
-
-
-def _bind() -> None:
-    global Tensor, AccumulateGrad, Function
-    from ..function import AccumulateGrad, Function
-    from ..tensor import Tensor
+from ..backend import array_module
+from ..creation import zeros, zeros_like
+from ..dtypes import from_numpy_dtype
+from ..function import AccumulateGrad, Function, Node
+from ..ops import add, clone, unbroadcast
+from ..shape import broadcast_shapes
+from ..state import anomaly as _anomaly
+from ..tensor import Tensor
+from .grad_mode import set_grad_enabled
 
 
 def backward(
@@ -46,22 +47,23 @@ def backward(
     ``create_graph`` records the backward itself so the gradients can be differentiated;
     ``inputs`` limits accumulation to those tensors.
     """
-    _bind()
     outputs = _as_tuple(tensors)
     grads = _make_grads(outputs, _as_tuple(grad_tensors, len(outputs)), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
     if inputs is None:
-        _run(roots, grads, retain_graph, create_graph, None)
+        _run(roots, grads, retain_graph, create_graph)
         return
     targets = _as_tuple(inputs)
     if not targets:
         raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
-    captured = _run(roots, grads, retain_graph, create_graph, _target_edges(targets))
-    for t, g in zip(targets, captured, strict=True):
-        if g is not None:
-            _accumulate_into(t, g, create_graph, set())
+    capture = _Capture(roots, targets)
+    _run(roots, grads, retain_graph, create_graph, capture)
+    with set_grad_enabled(create_graph):
+        for t, g in zip(targets, capture.caught, strict=True):
+            if g is not None:
+                _accumulate_into(t, g, create_graph, set())
 
 
 def grad(
@@ -75,7 +77,6 @@ def grad(
 ) -> tuple:
     """The gradients of ``outputs`` with respect to each of ``inputs``, returned (not
     accumulated into ``.grad``). With ``create_graph=True`` they are differentiable."""
-    _bind()
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if allow_unused is None:
@@ -89,9 +90,10 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
-    captured = _run(roots, grads, retain_graph, create_graph, _target_edges(ins))
+    capture = _Capture(roots, ins)
+    _run(roots, grads, retain_graph, create_graph, capture)
     result = []
-    for t, g in zip(ins, captured, strict=True):
+    for t, g in zip(ins, capture.caught, strict=True):
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
@@ -99,11 +101,28 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                from ..creation import zeros_like
-
                 g = zeros_like(t)
         result.append(g)
     return tuple(result)
+
+
+def queue_callback(callback: Callable[[], Any]) -> None:
+    """Run ``callback()`` once the current backward pass has finished (PyTorch's
+    ``Variable._execution_engine.queue_callback``; DDP waits for its last bucket here)."""
+    stack = _callbacks.stack
+    if not stack:
+        raise RuntimeError("queue_callback: can only be called during the backward pass")
+    stack[-1].append(callback)
+
+
+class _Callbacks(threading.local):
+    stack: list = []
+
+    def __init__(self) -> None:
+        self.stack = []  # one list of callbacks per backward pass in progress (they nest)
+
+
+_callbacks = _Callbacks()
 
 
 # --- preparing the roots ----------------------------------------------------------------------
@@ -143,10 +162,10 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                     f"shape {out.shape}; pass a gradient of that shape: "
                     "y.backward(gradient) or autograd.grad(y, x, grad_outputs=...))"
                 )
-            xp = _array_module(out)
+            xp = array_module(out.device)
             g = Tensor._from_array(xp.ones(out.shape, dtype=out._data.dtype))
         elif not isinstance(g, Tensor):
-            xp = _array_module(out)
+            xp = array_module(out.device)
             g = Tensor._from_array(xp.full(out.shape, g, dtype=out._data.dtype))
         elif g.shape != out.shape:
             raise RuntimeError(
@@ -163,24 +182,26 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     return result
 
 
-def _array_module(t: Any) -> Any:
-    from ..device import array_module
+class _Capture:
+    """For ``grad()`` and ``backward(inputs=...)``: where to catch each input's gradient
+    (the edge it flows into), and which nodes are worth running to get there."""
 
-    return array_module(t.device)
+    def __init__(self, root_edges: list, targets: tuple) -> None:
+        self.where: dict = {}  # (node, output_nr) -> indices of the targets caught there
+        for k, t in enumerate(targets):
+            if t.grad_fn is not None:
+                self.where.setdefault((t.grad_fn, t._output_nr), []).append(k)
+            elif t._requires_grad:
+                self.where.setdefault((t._accumulator(), 0), []).append(k)
+        self.caught: list = [None] * len(targets)
+        roots = [fn for fn, _ in root_edges]
+        self.needed = _needed(roots, _dependencies(roots), {fn for fn, _ in self.where})
 
-
-def _target_edges(targets: tuple) -> list:
-    """Where the gradient of each input tensor can be caught: the (node, output_nr) it
-    flows into (for a non-leaf) or its AccumulateGrad (for a leaf)."""
-    edges = []
-    for t in targets:
-        if t.grad_fn is not None:
-            edges.append((t.grad_fn, t._output_nr))
-        elif t._requires_grad:
-            edges.append((t._accumulator(), 0))
-        else:
-            edges.append((None, 0))
-    return edges
+    def catch(self, fn: Node, grads: list) -> None:
+        for nr, g in enumerate(grads):
+            for k in self.where.get((fn, nr), ()):
+                old = self.caught[k]
+                self.caught[k] = g if old is None else add(old, g)
 
 
 # --- the engine ----------------------------------------------------------------------------------
@@ -233,118 +254,126 @@ def _run(
     root_grads: list,
     retain_graph: bool,
     create_graph: bool,
-    targets: list | None,
-) -> list:
-    """Run backward from ``root_edges``. With ``targets`` (edges), catch the gradient
-    arriving at each target and return them instead of accumulating into leaves."""
+    capture: _Capture | None = None,
+) -> None:
+    """Run backward from ``root_edges``: the walk of exercise 02.7, with buffers per node."""
     roots = [fn for fn, _ in root_edges]
     deps = _dependencies(roots)
-    captures: dict = {}
-    needed = None
-    if targets is not None:
-        for k, (fn, nr) in enumerate(targets):
-            if fn is not None:
-                captures.setdefault((fn, nr), []).append(k)
-        needed = _needed(roots, deps, {fn for fn, _ in captures})
-    caught: list = [None] * (len(targets) if targets is not None else 0)
-
-    buffers: dict = {}
+    pending: dict = {}  # node -> one gradient slot per output of the node
     for (fn, nr), g in zip(root_edges, root_grads, strict=True):
-        _add_grad(buffers, fn, nr, g, create_graph)
+        _add_to(pending, fn, nr, g)
     ready = [fn for fn in dict.fromkeys(roots) if deps[fn] == 0]
-    claimed: set = {id(g._storage) for g in root_grads}  # storages a leaf .grad may not share
-    anomaly = _anomaly._state.enabled
-
-    prev_mode = _grad_mode._state.enabled
-    _grad_mode._state.enabled = create_graph
+    run = _Pass(retain_graph, create_graph, capture, {id(g._storage) for g in root_grads})
     # inf and nan are ordinary in backward (the slope of sqrt at 0): anomaly mode, not
     # numpy warnings, is the tool for finding them.
-    errors = np.errstate(divide="ignore", invalid="ignore", over="ignore")
-    errors.__enter__()
+    _callbacks.stack.append([])
     try:
-        while ready:
-            fn = ready.pop()
-            grads = buffers.pop(fn, None)
-            is_leaf = type(fn) is AccumulateGrad
-            if grads is not None:
-                if fn._pre_hooks or fn._retained or (is_leaf and fn.variable._hooks):
-                    grads = _call_pre_hooks(fn, grads, claimed, create_graph)
-                if captures:
-                    for nr, g in enumerate(grads):
-                        for k in captures.get((fn, nr), ()):
-                            caught[k] = g if caught[k] is None else caught[k] + g
-            if is_leaf:
-                if grads is not None and grads[0] is not None and targets is None:
-                    _accumulate_into(fn.variable, grads[0], create_graph, claimed)
-                continue
-            results = None
-            if grads is not None and (needed is None or fn in needed):
-                results = _call_backward(fn, grads, retain_graph, anomaly)
-            # Pass each input gradient down its edge; a node is ready once all its
-            # gradient contributions have arrived (that is what the counts are for).
-            for j, (child, nr) in enumerate(fn.next_functions):
-                if child is None:
-                    continue
-                if results is not None:
-                    g = results[j]
-                    if g is not None:
-                        slots = buffers.get(child)
+        with set_grad_enabled(create_graph), np.errstate(all="ignore"):
+            while ready:
+                fn = ready.pop()
+                results = run.node(fn, pending.pop(fn, None))
+                for j, (child, nr) in enumerate(fn.next_functions):
+                    if child is None:
+                        continue
+                    if results is not None and results[j] is not None:
+                        slots = pending.get(child)
                         if slots is None:
-                            slots = buffers[child] = [None] * len(child._output_meta)
+                            slots = pending[child] = [None] * len(child._output_meta)
                         old = slots[nr]
-                        slots[nr] = g if old is None else _sum(old, g, create_graph)
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    ready.append(child)
+                        slots[nr] = results[j] if old is None else add(old, results[j])
+                    deps[child] -= 1
+                    if deps[child] == 0:  # every contribution has arrived
+                        ready.append(child)
+            for callback in _callbacks.stack[-1]:
+                callback()
     finally:
-        errors.__exit__(None, None, None)
-        _grad_mode._state.enabled = prev_mode
-    return caught
+        _callbacks.stack.pop()
 
 
-def _add_grad(buffers: dict, fn: Any, nr: int, g: Any, create_graph: bool) -> None:
+def _add_to(pending: dict, fn: Any, nr: int, g: Any) -> None:
     """Add ``g`` to the gradient waiting for output ``nr`` of node ``fn``."""
-    slots = buffers.get(fn)
+    slots = pending.get(fn)
     if slots is None:
-        slots = buffers[fn] = [None] * len(fn._output_meta)
+        slots = pending[fn] = [None] * len(fn._output_meta)
     old = slots[nr]
-    slots[nr] = g if old is None else _sum(old, g, create_graph)
+    slots[nr] = g if old is None else add(old, g)
 
 
-def _sum(old: Any, g: Any, create_graph: bool) -> Any:
-    """Two gradient contributions added (recorded only when building a graph of backward)."""
-    if create_graph:
-        return old + g
-    return Tensor._from_array(old._data + g._data)
+class _Pass:
+    """What one backward pass needs at every node: its options, and the storages of
+    gradients handed out so far (a new ``.grad`` must not share memory with another)."""
+
+    def __init__(
+        self, retain_graph: bool, create_graph: bool, capture: _Capture | None, claimed: set
+    ) -> None:
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.capture = capture
+        self.claimed = claimed
+        self.anomaly = _anomaly.enabled
+
+    def node(self, fn: Any, grads: list | None) -> list | None:
+        """Run one node (``_run_node``): hooks, then its backward or the leaf's accumulation.
+        Returns the gradients for its ``next_functions`` (None: nothing to pass on)."""
+        if grads is None:
+            return None
+        is_leaf = type(fn) is AccumulateGrad
+        if fn._pre_hooks or fn._retained or (is_leaf and fn.variable._hooks):
+            grads = _call_pre_hooks(fn, grads, self)
+        if self.capture is not None:
+            self.capture.catch(fn, grads)
+            if is_leaf or fn not in self.capture.needed:
+                return None
+        if is_leaf:
+            if grads[0] is not None:
+                _accumulate_into(fn.variable, grads[0], self.create_graph, self.claimed)
+            return None
+        return _call_backward(fn, grads, self.retain_graph, self.anomaly)
 
 
-def _call_pre_hooks(fn: Any, grads: list, claimed: set, create_graph: bool) -> list:
+def _call_pre_hooks(fn: Any, grads: list, run: _Pass) -> list:
     """Run the hooks of the tensors this node made (or of the leaf), and retain_grad."""
     if type(fn) is AccumulateGrad:
         hooks = fn.variable._hooks
         if hooks and grads[0] is not None:
-            grads = [_run_hooks(hooks, grads[0])]
+            grads = [_run_hooks(hooks, grads[0], fn.variable)]
         return grads
     if fn._pre_hooks:
         grads = list(grads)
         for nr, hooks in fn._pre_hooks.items():
             if hooks and grads[nr] is not None:
-                grads[nr] = _run_hooks(hooks, grads[nr])
+                grads[nr] = _run_hooks(hooks, grads[nr], None)
     if fn._retained:
         for nr, ref in fn._retained.items():
             t = ref()
             if t is not None and grads[nr] is not None and t.grad_fn is fn:
-                _accumulate_into(t, grads[nr], create_graph, claimed)
+                _accumulate_into(t, grads[nr], run.create_graph, run.claimed)
     return grads
 
 
-def _run_hooks(hooks: dict, g: Any) -> Any:
+def _run_hooks(hooks: dict, g: Any, leaf: Any) -> Any:
     for hook in list(hooks.values()):
         result = hook(g)
-        if result is not None:
-            g = result
+        if result is None:
+            continue
+        if not isinstance(result, Tensor):
+            raise TypeError(
+                f"backward hook {_hook_name(hook)} returned a {type(result).__name__}; a tensor "
+                "hook must return None or a Tensor (the new gradient)"
+            )
+        if result.shape != g.shape or result.dtype != g.dtype or result.device != g.device:
+            raise RuntimeError(
+                f"backward hook {_hook_name(hook)} returned a gradient of shape "
+                f"{result.shape}, dtype {result.dtype.name}, device {result.device}, but the "
+                f"gradient it replaces has shape {g.shape}, dtype {g.dtype.name}, device "
+                f"{g.device}"
+            )
+        g = result
     return g
+
+
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "__qualname__", type(hook).__name__)
 
 
 def _call_backward(fn: Any, grads: list, retain_graph: bool, anomaly: bool) -> list:
@@ -393,9 +422,7 @@ def _materialize(fn: Any, grads: list) -> list:
     out = []
     for g, (shape, dtype) in zip(grads, fn._output_meta, strict=True):
         if g is None and dtype.kind == "f":
-            from ..creation import zeros
-
-            g = zeros(shape, dtype=dtype, device=device)
+            g = zeros(shape, dtype=from_numpy_dtype(dtype), device=device)
         out.append(g)
     return out
 
@@ -411,9 +438,6 @@ def _validate(fn: Any, pos: int, g: Any, meta: tuple) -> Any:
         )
     data = g._data
     if data.shape != shape:
-        from ..ops import unbroadcast
-        from ..shape import broadcast_shapes
-
         try:
             ok = broadcast_shapes(shape, data.shape) == data.shape
         except RuntimeError:
@@ -425,15 +449,13 @@ def _validate(fn: Any, pos: int, g: Any, meta: tuple) -> Any:
             )
         g = unbroadcast(g, shape)
     if g._data.dtype != dtype:
-        from ..dtypes import from_numpy_dtype
-
         g = g.to(dtype=from_numpy_dtype(dtype))
     return g
 
 
 def _check_finite(fn: Any, pos: int, g: Any) -> None:
     data = g._data
-    xp = _array_module(g)
+    xp = array_module(g.device)
     if bool(xp.isfinite(data).all()):
         return
     what = "nan" if bool(xp.isnan(data).any()) else "inf"
@@ -450,21 +472,26 @@ def _anomaly_note(fn: Any) -> str:
 
 
 def _accumulate_into(t: Any, g: Any, create_graph: bool, claimed: set) -> None:
-    """``t.grad += g``. A new .grad never shares memory with another one, the caller's
-    gradient or a broadcast view (so in-place updates of one .grad can't leak)."""
+    """``t.grad += g``, then the tensor's post-accumulate-grad hooks.
+
+    A new .grad never shares memory with another one, the caller's gradient or a broadcast
+    view (so in-place updates of one .grad can't leak). An existing .grad is added to in
+    place when no graph is being built, so a .grad that is a view into a flat buffer (DDP's
+    gradient buckets) stays one.
+    """
     old = t.grad
     if old is None:
-        if create_graph:
-            t.grad = g
-            return
-        if g._requires_grad:
-            g = g.detach()
-        if id(g._storage) in claimed or not g.is_contiguous():
-            g = Tensor._from_array(g._data.copy())
-        claimed.add(id(g._storage))
-        t.grad = g
+        if not create_graph:
+            if g._requires_grad:
+                g = g.detach()
+            if id(g._storage) in claimed or not g.is_contiguous():
+                g = clone(g)
+            claimed.add(id(g._storage))
+        t._grad = g
     elif create_graph or old._requires_grad:
-        t.grad = old + g
+        t._grad = add(old, g)
     else:
-        old._data += g._data
-        old._storage.version += 1
+        old.add_(g)
+    if t._post_acc_hooks:
+        for hook in list(t._post_acc_hooks.values()):
+            hook(t)

@@ -13,16 +13,12 @@ recording. Each manager works as a context manager and as a decorator::
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..state import grad
 
-class _GradState(threading.local):
-    enabled = True  # every new thread starts with grad mode on
-
-
-_state = _GradState()
+_state = grad  # the thread-local switch, kept in the leaf module minitorch.state
 
 
 def is_grad_enabled() -> bool:

@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from .. import ops
+from ..backend import array_module_of
 from ..creation import arange, rand, zeros
-from ..device import array_module_of
 from ..function import Context, Function
 from ..tensor import Tensor
 

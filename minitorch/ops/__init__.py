@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..shape import normalize_dim
+from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
 from .elementwise import (
     Abs,
@@ -45,17 +46,26 @@ from .elementwise import (
     Where,
     unbroadcast,
 )
-from .indexing import Index, IndexPut, ScatterAdd, copy_, setitem
+from .foreach import (
+    _foreach_add,
+    _foreach_add_,
+    _foreach_addcdiv_,
+    _foreach_addcmul_,
+    _foreach_clone,
+    _foreach_copy_,
+    _foreach_lerp_,
+    _foreach_maximum_,
+    _foreach_mul_,
+    _foreach_neg,
+    _foreach_sqrt,
+    _foreach_zero_,
+)
+from .indexing import Index, IndexPut, IndexPut_, ScatterAdd, copy_, setitem
+from .inplace import CopySlices, InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack
 from .linalg import MatMul
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
 from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
-
-
-def _tensor_type():
-    from ..tensor import Tensor
-
-    return Tensor
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -68,6 +78,34 @@ def _sizes(args: tuple) -> tuple[int, ...]:
 # --- elementwise --------------------------------------------------------------------------
 def add(a: Any, b: Any) -> Any:
     return Add.apply(a, b)
+
+
+# --- in place: t.add_(x) is Add's in-place variant (see ops/inplace.py) ----------------
+Add_ = inplace_of(Add, "add")
+Sub_ = inplace_of(Sub, "subtract")
+Mul_ = inplace_of(Mul, "multiply")
+Div_ = inplace_of(Div, "true_divide")
+
+
+def add_(t: Any, other: Any, alpha: Any = 1) -> Any:
+    return Add_.apply(t, other if alpha == 1 else other * alpha)
+
+
+def sub_(t: Any, other: Any, alpha: Any = 1) -> Any:
+    return Sub_.apply(t, other if alpha == 1 else other * alpha)
+
+
+def mul_(t: Any, other: Any) -> Any:
+    return Mul_.apply(t, other)
+
+
+def div_(t: Any, other: Any) -> Any:
+    return Div_.apply(t, other)
+
+
+def set_(t: Any, source: Any) -> Any:
+    """Make ``t`` look at ``source``'s storage and layout (``t.data = source``)."""
+    return Set_.apply(t, source)
 
 
 def sub(a: Any, b: Any) -> Any:
@@ -353,7 +391,6 @@ def scatter_add(values: Any, shape: Sequence[int], index: Any, accumulate: bool 
 
 def to_backend_index(items: tuple) -> tuple:
     """Replace tensors in an index by their backend arrays (and lists by arrays)."""
-    Tensor = _tensor_type()
     return tuple(
         i._data
         if isinstance(i, Tensor)

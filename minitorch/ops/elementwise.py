@@ -12,10 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from ..device import array_module_of as xp
-from ..dtypes import get_default_dtype
+from .. import backend
+from ..backend import array_module_of as xp
+from ..dtypes import from_numpy_dtype, get_default_dtype
 from ..function import Context, Function
 
 
@@ -33,7 +32,16 @@ def _promote(result: Any, *inputs: Any) -> Any:
     numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64; PyTorch keeps
     the floating operand's dtype (or float32 when only a Python float is floating).
     """
-    if result.dtype.kind != "f":
+    dt = result.dtype
+    if dt.kind != "f":
+        return result
+    first = inputs[0]
+    if (
+        getattr(first, "dtype", None) is dt
+        and all(  # the common case, decided quickly
+            type(x) in _SCALARS or x.dtype is dt for x in inputs[1:]
+        )
+    ):
         return result
     floats = [x.dtype for x in inputs if hasattr(x, "dtype") and x.dtype.kind == "f"]
     target = max(floats, key=lambda d: d.itemsize) if floats else get_default_dtype().np
@@ -414,16 +422,9 @@ class ToCopy(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, dtype: Any, device: Any) -> Any:
-        from ..device import array_module, device_of_array
-        from ..dtypes import from_numpy_dtype
-
-        ctx.source = (from_numpy_dtype(a.dtype), device_of_array(a))
-        if device.type == "cpu":
-            host = a if isinstance(a, np.ndarray) else a.get()
-            return host.astype(dtype.np, copy=True)
-        cp = array_module(device)
-        with cp.cuda.Device(device.index):
-            return cp.asarray(a, dtype=dtype.np).copy()
+        source = backend.of_array(a)
+        ctx.source = (from_numpy_dtype(a.dtype), source.device_of(a))
+        return backend.get(device).from_host(source.to_host(a), device, dtype.np)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

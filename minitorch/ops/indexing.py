@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..device import array_module_of as xp
-from ..function import Context, Function, record_inplace
+from .. import backend
+from ..backend import array_module_of as xp
+from ..function import Context, Function
 from .elementwise import unbroadcast
+from .inplace import InplaceFunction
 
 
 class Index(Function):
@@ -38,12 +40,7 @@ def _add_at(out: Any, index: tuple, values: Any) -> None:
     if _unique_positions(index):
         out[index] = values
         return
-    if hasattr(out, "__cuda_array_interface__"):
-        import cupyx
-
-        cupyx.scatter_add(out, index, values)
-    else:
-        xp(out).add.at(out, index, values)
+    backend.of_array(out).scatter_add(out, index, values)
 
 
 def _unique_positions(index: tuple) -> bool:
@@ -100,91 +97,56 @@ class IndexPut(Function):
         return grad_a, grad_values, None, None
 
 
-def _write(t: Any, index: Any, value: Any, op: str) -> None:
-    """Write ``value`` into ``t[index]`` through t's storage, and count the write.
+class IndexPut_(InplaceFunction):  # noqa: N801 - PyTorch's name for the in-place op
+    """``t[index] = values`` (and ``t.copy_(src)``, ``t.fill_(v)``): write into t's memory.
 
-    With grad mode on, the write is recorded: ``t`` gets a new ``grad_fn`` (an
-    ``IndexPutBackward``) whose inputs are t's old value and ``value``.
+    Recorded, t's new ``grad_fn`` is an ``IndexPutBackward`` whose inputs are t's old
+    value and ``values``; written through a view, the view's base is rebased.
     """
-    from ..autograd.grad_mode import _state
-    from ..tensor import Tensor
-    from . import to_backend_index
 
-    value_tensor = value if isinstance(value, Tensor) else None
-    if value_tensor is not None and value_tensor.device != t.device:
-        raise RuntimeError(
-            f"{op}: the value is on {value_tensor.device} but the tensor written to is on "
-            f"{t.device}"
-        )
-    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape, strict=True)):
-        raise RuntimeError(
-            f"{op}: more than one element of the written-to tensor (shape {t.shape}, strides "
-            f"{t.stride()}) refers to a single memory location, e.g. after expand(); "
-            "clone() the tensor before writing to it"
-        )
-    items = index if isinstance(index, tuple) else (index,)
-    backend_index = to_backend_index(items)
-    track = _state.enabled and (
-        t._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
-    )
-    if track:
-        _check_inplace(t, op)
-    try:
-        t._data[backend_index] = value_tensor._data if value_tensor is not None else value
-    except (ValueError, TypeError) as err:
-        shape = getattr(value, "shape", ())
-        raise RuntimeError(
-            f"{op}: cannot write a value of shape {shape} into a tensor of shape {t.shape} "
-            f"at index {index!r}: {err}"
-        ) from err
-    t._storage.version += 1
-    if track:
-        whole = index is Ellipsis  # copy_: the old values don't matter any more
-        record_inplace(
-            IndexPut,
-            t,
-            (t, value, backend_index, False),
-            (
-                t._requires_grad and not whole,
-                value_tensor is not None and value_tensor._requires_grad,
-                False,
-                False,
-            ),
-            {
-                "index": backend_index,
-                "accumulate": False,
-                "value_shape": getattr(value, "shape", ()),
-            },
-        )
+    name = "index_put_"
+
+    @staticmethod
+    def forward(ctx: Context, out: Any, values: Any, index: tuple, accumulate: bool) -> Any:
+        ctx.index, ctx.accumulate, ctx.value_shape = index, accumulate, getattr(values, "shape", ())
+        try:
+            return _put(out, index, values, accumulate)
+        except (ValueError, TypeError) as err:
+            where = "" if index == (Ellipsis,) else f" at index {index!r}"
+            raise ValueError(
+                f"cannot write a value of shape {getattr(values, 'shape', ())} into a tensor "
+                f"of shape {out.shape}{where}: {err}"
+            ) from err
+
+    backward = IndexPut.backward
 
 
-def _check_inplace(t: Any, op: str) -> None:
-    """The in-place writes autograd can't record, refused with PyTorch's messages."""
-    if t._requires_grad and t.grad_fn is None:
-        raise RuntimeError(
-            f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
-            "(Update parameters inside `with minitorch.no_grad():`, or clone() the tensor.)"
-        )
-    base = t._base
-    if base is not None:
-        if base._requires_grad and base.grad_fn is None:
-            raise RuntimeError(
-                f"{op}: a view of a leaf Variable that requires grad is being used in an "
-                "in-place operation."
-            )
-        raise RuntimeError(
-            f"{op}: in-place writes through a view are not recorded by minitorch's autograd "
-            "when the view or the value requires grad; write into the base tensor instead "
-            "(base[index] = value), or build the result out of place (minitorch.where, cat)."
-        )
+class SetItem(IndexPut_):
+    name = "setitem"
+
+
+class Copy_(IndexPut_):  # noqa: N801
+    name = "copy_"
+
+
+IndexPut_._node_class = SetItem._node_class = Copy_._node_class = IndexPut._node_class
 
 
 def setitem(t: Any, index: Any, value: Any) -> None:
     """``t[index] = value``, in place."""
-    _write(t, index, value, "setitem")
+    from . import to_backend_index  # the functional API imports this module
+
+    items = index if isinstance(index, tuple) else (index,)
+    _check_value(value, "setitem")
+    SetItem.apply(t, value, to_backend_index(items), False)
 
 
 def copy_(t: Any, src: Any) -> Any:
     """Overwrite every element of ``t`` with ``src`` (broadcast and cast), in place."""
-    _write(t, Ellipsis, src, "copy_")
-    return t
+    _check_value(src, "copy_")
+    return Copy_.apply(t, src, (Ellipsis,), False)
+
+
+def _check_value(value: Any, op: str) -> None:
+    if isinstance(value, (str, bytes, dict, set)) or value is None:
+        raise TypeError(f"{op}: can't write a {type(value).__name__} into a tensor")

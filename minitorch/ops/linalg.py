@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..device import array_module_of as xp
+from ..backend import array_module_of as xp
 from ..function import Context, Function
 from .elementwise import unbroadcast
 

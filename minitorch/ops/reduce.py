@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..device import array_module_of as xp
+from ..backend import array_module_of as xp
 from ..dtypes import get_default_dtype
 from ..function import Context, Function
 from ..shape import numel

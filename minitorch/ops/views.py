@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..backend import array_module
 from ..function import Context, Layout, ViewFunction
 from ..shape import infer_size, normalize_dim, numel, view_strides
 from .elementwise import unbroadcast
@@ -228,8 +229,6 @@ def expand_ellipsis(index: tuple, ndim: int) -> tuple:
 
 def _positions(layout: Layout, device: Any) -> Any:
     """The storage position of every element of ``layout``, as a flat int64 array."""
-    from ..device import array_module
-
     xp = array_module(device)
     pos = xp.full(layout.shape, layout.offset, dtype=xp.int64)
     for k, (n, s) in enumerate(zip(layout.shape, layout.strides, strict=True)):

@@ -6,9 +6,20 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from ..device import array_module_of
-from ..tensor import Tensor
-from .optimizer import Optimizer, bump
+from ..autograd.grad_mode import no_grad
+from ..creation import zeros_like
+from ..ops import (
+    _foreach_add,
+    _foreach_add_,
+    _foreach_addcdiv_,
+    _foreach_addcmul_,
+    _foreach_lerp_,
+    _foreach_maximum_,
+    _foreach_mul_,
+    _foreach_neg,
+    _foreach_sqrt,
+)
+from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
@@ -44,61 +55,52 @@ class Adam(Optimizer):
         )
         super().__init__(params, defaults)
 
+    @no_grad()
     def step(self) -> None:
+        """One update of every parameter with a gradient: a few multi-tensor ops per group.
+
+        Each parameter keeps its own step count (its first gradient may come late, e.g. an
+        embedding row), so the bias corrections are per-parameter scalars.
+        """
         for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            decay = group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                x = p._data
-                if decay and self.decoupled:
-                    x *= 1 - lr * decay
-                elif decay:
-                    g = g + decay * x
-                state = self.state.get(p)
-                if state is None:
-                    state = self.state[p] = self._initial_state(x, group["amsgrad"])
-                state["step"] += 1
-                t = state["step"]
-                m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                xp = array_module_of(x)
-                tmp = self._scratch(x)  # one reused buffer: no allocation per step
-                xp.multiply(g, 1 - beta1, out=tmp)
-                m *= beta1
-                m += tmp
-                xp.multiply(g, g, out=tmp)
-                tmp *= 1 - beta2
-                v *= beta2
-                v += tmp
-                if group["amsgrad"]:
-                    vmax = state["max_exp_avg_sq"]._data
-                    xp.maximum(vmax, v, out=vmax)
-                    v = vmax
-                bias1 = 1 - beta1**t
-                bias2_sqrt = math.sqrt(1 - beta2**t)
-                # step = lr * m_hat / (sqrt(v_hat) + eps), with v_hat's correction moved into
-                # the scalars: sqrt(v) + eps * bias2_sqrt = bias2_sqrt * (sqrt(v_hat) + eps)
-                xp.sqrt(v, out=tmp)
-                tmp += eps * bias2_sqrt
-                xp.divide(m, tmp, out=tmp)
-                tmp *= lr * bias2_sqrt / bias1
-                x -= tmp
-                bump(p)
+            decay, amsgrad = group["weight_decay"], group["amsgrad"]
+            grads = [p.grad for p in params]
+            if group["maximize"]:
+                grads = _foreach_neg(grads)
+            if decay and self.decoupled:
+                _foreach_mul_(params, 1 - lr * decay)
+            elif decay:
+                grads = _foreach_add(grads, params, alpha=decay)
+            states = [self._state_of(p, amsgrad) for p in params]
+            for s in states:
+                s["step"] += 1
+            m = [s["exp_avg"] for s in states]
+            v = [s["exp_avg_sq"] for s in states]
+            _foreach_lerp_(m, grads, 1 - beta1)  # m = beta1 m + (1 - beta1) g
+            _foreach_mul_(v, beta2)  # v = beta2 v + (1 - beta2) g^2
+            _foreach_addcmul_(v, grads, grads, 1 - beta2)
+            if amsgrad:
+                vmax = [s["max_exp_avg_sq"] for s in states]
+                _foreach_maximum_(vmax, v)
+                v = vmax
+            # p -= lr * m_hat / (sqrt(v_hat) + eps), with v_hat's correction moved into the
+            # scalars: sqrt(v) + eps * c2 = c2 * (sqrt(v_hat) + eps) where c2 = sqrt(1 - beta2^t)
+            corr2 = [math.sqrt(1 - beta2 ** s["step"]) for s in states]
+            denom = _foreach_sqrt(v)
+            _foreach_add_(denom, [eps * c for c in corr2])
+            steps = [-lr * c / (1 - beta1 ** s["step"]) for s, c in zip(states, corr2, strict=True)]
+            _foreach_addcdiv_(params, m, denom, steps)
 
-    def _scratch(self, x: Any) -> Any:
-        """A work array shaped like ``x``, kept between steps (not part of the state)."""
-        scratch = self.__dict__.setdefault("_scratch_arrays", {})
-        key = (x.shape, x.dtype, type(x))
-        if key not in scratch:
-            scratch[key] = x.copy()
-        return scratch[key]
-
-    @staticmethod
-    def _initial_state(x: Any, amsgrad: bool) -> dict[str, Any]:
-        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-        return {"step": 0, **{name: Tensor._from_array(x * 0) for name in names}}
+    def _state_of(self, p: Any, amsgrad: bool) -> dict[str, Any]:
+        state = self.state.get(p)
+        if state is None:
+            names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+            state = self.state[p] = {"step": 0, **{name: zeros_like(p) for name in names}}
+        return state
 
 
 class AdamW(Adam):

@@ -1,8 +1,8 @@
 """The Optimizer base class: parameter groups, per-parameter state, state dicts.
 
 Optimizers update parameters in place without recording history (as PyTorch's do under
-``no_grad``). The update arithmetic runs on the backend arrays directly: it is the hot
-loop of training, and it never needs gradients of its own.
+``no_grad``). The update arithmetic is multi-tensor ops (``minitorch._foreach_*``): one
+op per line of the formula for all parameters at once, each through ``Function.apply``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..autograd.grad_mode import no_grad
+from ..ops import _foreach_zero_
 from ..tensor import Tensor
 
 
@@ -43,15 +45,15 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients of the last backward (they accumulate otherwise)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+        grads = [p.grad for group in self.param_groups for p in group["params"]]
+        grads = [g for g in grads if g is not None]
+        if set_to_none:
+            for group in self.param_groups:
+                for p in group["params"]:
                     p.grad = None
-                else:
-                    p.grad._data[...] = 0
-                    p.grad._storage.version += 1
+        elif grads:
+            with no_grad():
+                _foreach_zero_(grads)
 
     def step(self) -> None:
         raise NotImplementedError
@@ -100,8 +102,3 @@ class Optimizer:
             for key in sorted(k for k in group if k != "params"):
                 lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
-
-
-def bump(p: Tensor) -> None:
-    """Count an in-place write to ``p`` (autograd's version counter)."""
-    p._storage.version += 1

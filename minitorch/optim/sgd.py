@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..tensor import Tensor
-from .optimizer import Optimizer, bump
+from ..autograd.grad_mode import no_grad
+from ..ops import _foreach_add, _foreach_add_, _foreach_clone, _foreach_mul_, _foreach_neg
+from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
@@ -40,25 +41,39 @@ class SGD(Optimizer):
         )
         super().__init__(params, defaults)
 
+    @no_grad()
     def step(self) -> None:
+        """One update of every parameter with a gradient: a few multi-tensor ops per group."""
         for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = p.grad._data
-                if group["maximize"]:
-                    g = -g
-                if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p._data
-                if momentum:
-                    state = self.state.setdefault(p, {})
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = Tensor._from_array(g.copy())
-                    else:
-                        buf._data *= momentum
-                        buf._data += (1 - dampening) * g
-                    g = g + momentum * buf._data if group["nesterov"] else buf._data
-                p._data -= lr * g
-                bump(p)
+            grads = [p.grad for p in params]
+            if group["maximize"]:
+                grads = _foreach_neg(grads)
+            if group["weight_decay"]:
+                grads = _foreach_add(grads, params, alpha=group["weight_decay"])
+            if momentum:
+                grads = self._momentum(params, grads, momentum, dampening, group["nesterov"])
+            _foreach_add_(params, grads, alpha=-lr)
+
+    def _momentum(
+        self, params: list, grads: list, momentum: float, dampening: float, nesterov: bool
+    ) -> list:
+        """``buf = momentum * buf + (1 - dampening) * g``; the first step starts ``buf = g``
+        (a copy: the buffer must not alias ``.grad``, which zero_grad may reuse)."""
+        states = [self.state.setdefault(p, {}) for p in params]
+        has_buf = [s.get("momentum_buffer") is not None for s in states]
+        old = [s["momentum_buffer"] for s, has in zip(states, has_buf, strict=True) if has]
+        if old:
+            _foreach_mul_(old, momentum)
+            old_grads = [g for g, has in zip(grads, has_buf, strict=True) if has]
+            _foreach_add_(old, old_grads, alpha=1 - dampening)
+        starting = [k for k, has in enumerate(has_buf) if not has]
+        if starting:
+            copies = _foreach_clone([grads[k] for k in starting])
+            for k, buf in zip(starting, copies, strict=True):
+                states[k]["momentum_buffer"] = buf
+        bufs = [s["momentum_buffer"] for s in states]
+        return _foreach_add(grads, bufs, alpha=momentum) if nesterov else bufs

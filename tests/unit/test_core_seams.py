@@ -1,0 +1,292 @@
+"""The core's seams for chapters 04-07: everything through Function.apply, in-place history,
+the backend seam, and autograd's extension points (issue 9)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch as mt
+from minitorch import nn, optim
+from minitorch.autograd import gradcheck, queue_callback
+from minitorch.function import register_apply_hook
+
+PACKAGE = Path(mt.__file__).parent
+
+
+def leaf(values, dtype=mt.float64):
+    return mt.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# --- every computation goes through apply ----------------------------------------------------
+def _mlp_step(optimizer_cls, **kwargs):
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    opt = optimizer_cls(model.parameters(), **kwargs)
+    x, y = mt.randn(5, 8), mt.tensor([0, 1, 2, 3, 0])
+    # two micro-batches: the second backward accumulates into existing .grad
+    for _ in range(2):
+        nn.functional.cross_entropy(model(x), y).backward()
+    return model, opt
+
+
+@pytest.mark.parametrize(
+    "optimizer_cls, kwargs",
+    [
+        (optim.SGD, {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-2}),
+        (optim.Adam, {"lr": 0.01, "weight_decay": 1e-2, "amsgrad": True}),
+        (optim.AdamW, {"lr": 0.01}),
+    ],
+)
+def test_an_apply_hook_sees_every_write_of_a_training_step(optimizer_cls, kwargs):
+    # catches: an optimizer, zero_grad, clipping or gradient accumulation writing raw arrays
+    model, opt = _mlp_step(optimizer_cls, **kwargs)
+    params = list(model.parameters())
+    seen: list = []
+
+    def record(fn, args, kwargs, out):
+        seen.append((fn.name, args))
+
+    before = {id(p): p.detach().clone().numpy() for p in params}
+    with register_apply_hook(record):
+        opt.zero_grad(set_to_none=False)
+        loss = nn.functional.cross_entropy(model(mt.randn(5, 8)), mt.tensor([0, 1, 2, 3, 0]))
+        loss.backward()
+        loss2 = nn.functional.cross_entropy(model(mt.randn(5, 8)), mt.tensor([1, 1, 2, 3, 0]))
+        loss2.backward()  # accumulates into the existing .grad
+        nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+    names = [name for name, _ in seen]
+    assert "_foreach_zero_" in names
+    assert "add_" in names  # gradient accumulation
+    assert "linear" in names or "matmul" in names
+    # every parameter that changed was the target of a recorded in-place op
+    written = set()
+    for _, args in seen:
+        first = args[0] if args else None
+        if isinstance(first, list):
+            written |= {id(t) for t in first if isinstance(t, mt.Tensor)}
+        elif isinstance(first, mt.Tensor):
+            written.add(id(first))
+    for p in params:
+        assert not np.array_equal(before[id(p)], p.detach().numpy())
+        assert id(p) in written, "a parameter changed without an op the hook saw"
+    for p in params:  # and every .grad was written through ops too
+        assert id(p.grad) in written
+
+
+_WRITE_ATTRS = {"_data", "_storage", "array", "version"}
+# where tensor data may be written: the ops, the backend, and the constructors of Tensor/Storage
+_ALLOWED = {
+    ("tensor.py", "_cpu_storage"),
+    ("tensor.py", "_from_array"),
+    ("tensor.py", "_alias"),
+    ("tensor.py", "_view"),
+    ("tensor.py", "detach"),
+    ("storage.py", "__init__"),
+}
+_SKIPPED_DIRS = {"ops", "grading"}
+
+
+def _writes(tree: ast.AST):
+    """(function name, line) of every assignment to .data/.storage/.array/.version or into a
+    subscript of them, and every augmented assignment to them."""
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(func):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            parts = [part for t in targets for part in ast.walk(t)]
+            if any(isinstance(p, ast.Attribute) and p.attr in _WRITE_ATTRS for p in parts):
+                yield func.name, node.lineno
+
+
+def test_no_write_to_tensor_data_outside_the_ops_and_the_backend():
+    # catches: a module that updates ._data / storage / versions directly, invisible to apply
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in _SKIPPED_DIRS or rel.name in ("backend.py", "function.py"):
+            continue
+        for func, line in _writes(ast.parse(path.read_text())):
+            if (rel.name, func) not in _ALLOWED:
+                offenders.append(f"{rel}:{line} in {func}()")
+    assert not offenders, "writes to tensor data outside Function.apply:\n" + "\n".join(offenders)
+
+
+def test_the_scan_finds_a_raw_write():
+    # the scan above has teeth: it flags the write an optimizer used to make
+    code = "def step(p):\n    p._data -= 0.1 * p.grad._data\n    p._storage.version += 1\n"
+    assert [line for _, line in _writes(ast.parse(code))] == [2, 3]
+
+
+# --- in-place ops: versions and rebased history ------------------------------------------------
+def test_in_place_op_bumps_the_version_and_rebases_history():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 2
+    version = y._version
+    y.mul_(x)
+    assert y._version == version + 1
+    assert type(y.grad_fn).__name__ == "MulBackward"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy())  # d(2x*x)/dx
+
+
+def test_a_saved_output_overwritten_in_place_is_caught():
+    # catches: exp's saved output changed by add_ before backward
+    x = leaf([0.5, 1.0])
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_in_place_op_keeps_the_old_value_it_needs():
+    # mul_'s gradient for the other factor is the *old* value of the written tensor
+    def f(a, b):
+        c = a * 1.0
+        c.mul_(b)
+        return c
+
+    assert gradcheck(f, (leaf([1.0, -2.0, 3.0]), leaf([0.5, 4.0, -1.0])))
+
+
+def test_write_through_a_view_rebases_the_base():
+    # PyTorch's CopySlices: base = base with the view's region replaced by op(view, w)
+    def f(x, w):
+        base = x * 1.0
+        region = base[1:3]
+        region.mul_(w)
+        base[0] = w[0] * 3.0
+        return base * base
+
+    x, w = leaf([1.0, 2.0, 3.0, 4.0]), leaf([0.5, -1.5])
+    assert gradcheck(f, (x, w))
+    base = x * 1.0
+    view = base[1:3]
+    view.mul_(w)
+    assert type(base.grad_fn).__name__ == "CopySlicesBackward"
+    assert view.grad_fn is not None and view.requires_grad
+
+
+def test_in_place_ops_are_refused_where_pytorch_refuses_them():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="add_: output with shape \\[2\\] doesn't match"):
+        (x * 1).add_(mt.ones(3, 2, dtype=mt.float64))
+    with pytest.raises(RuntimeError, match="add_: .*can't be cast|add_: .*Cannot cast"):
+        mt.tensor([1, 2]).add_(0.5)
+    with pytest.raises(RuntimeError, match="_foreach_add_: a tensor that requires grad"):
+        mt._foreach_add_([x], 1.0)
+
+
+# --- the backend seam ----------------------------------------------------------------------------
+def test_a_backend_kernel_replaces_forward_without_touching_the_op():
+    calls = []
+
+    def add_kernel(ctx, a, b):
+        calls.append((a.shape, getattr(b, "shape", ())))
+        return mt.ops.Add.forward(ctx, a, b)
+
+    cpu = mt.backend.get("cpu")
+    cpu.register_kernel(mt.ops.Add, add_kernel)
+    try:
+        out = mt.ones(3) + mt.ones(3)
+    finally:
+        cpu.unregister_kernel(mt.ops.Add)
+    assert calls == [((3,), (3,))]
+    assert out.tolist() == [2.0, 2.0, 2.0]
+    mt.ones(3) + mt.ones(3)
+    assert len(calls) == 1  # unregistered: forward again
+
+
+def test_backends_are_chosen_in_one_place():
+    assert mt.backend.get("cpu").xp is np
+    assert mt.backend.get(mt.device("cuda:0")).type == "cuda"
+    with pytest.raises(ValueError, match="no backend for device type 'tpu'"):
+        mt.backend.get("tpu")
+
+
+# --- autograd's extension points -----------------------------------------------------------------
+def test_post_accumulate_grad_hook_sees_the_accumulated_grad():
+    x = leaf([1.0, 2.0])
+    seen = []
+    handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (x * 3).sum().backward()
+    (x * 3).sum().backward()
+    assert seen == [[3.0, 3.0], [6.0, 6.0]]
+    handle.remove()
+    (x * 3).sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def test_queue_callback_runs_once_at_the_end_of_backward():
+    x = leaf([1.0, 2.0])
+    order = []
+
+    def hook(t):
+        order.append("hook")
+        queue_callback(lambda: order.append(("callback", x.grad.tolist())))
+
+    x.register_post_accumulate_grad_hook(hook)
+    (x * x).sum().backward()
+    assert order == ["hook", ("callback", [2.0, 4.0])]
+    with pytest.raises(RuntimeError, match="only be called during the backward pass"):
+        queue_callback(lambda: None)
+
+
+def test_a_grad_that_is_a_view_into_a_flat_buffer_stays_one():
+    # DDP's gradient_as_bucket_view: backward adds into the existing .grad in place
+    a, b = leaf([[1.0, 2.0], [3.0, 4.0]]), leaf([5.0])
+    flat = mt.zeros(5, dtype=mt.float64)
+    a.grad, b.grad = flat[0:4].view(2, 2), flat[4:5]
+    ((a * a).sum() + (b * 2).sum()).backward()
+    np.testing.assert_allclose(flat.numpy(), [2.0, 4.0, 6.0, 8.0, 2.0])
+    assert a.grad.untyped_storage() is flat.untyped_storage()
+
+
+def test_assigning_a_grad_of_the_wrong_shape_dtype_or_type_is_refused():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="different size.*\\(2,\\).*\\(3,\\)"):
+        x.grad = mt.zeros(3, dtype=mt.float64)
+    with pytest.raises(RuntimeError, match="different type.*float64.*float32"):
+        x.grad = mt.zeros(2)
+    with pytest.raises(TypeError, match="Tensor or None"):
+        x.grad = [0.0, 0.0]
+    x.grad = None
+    assert x.grad is None
+
+
+def test_a_hook_returning_a_wrong_gradient_is_refused():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: mt.zeros(3, dtype=mt.float64))
+    with pytest.raises(RuntimeError, match="hook .* returned a gradient of shape \\(3,\\)"):
+        (x * 2).sum().backward()
+    y = leaf([1.0])
+    y.register_hook(lambda g: "oops")
+    with pytest.raises(TypeError, match="returned a str"):
+        (y * 2).sum().backward()
+
+
+# --- imports -------------------------------------------------------------------------------------
+def test_import_minitorch_stays_light():
+    # catches: the package importing grading tools, Jupyter, nbformat or scikit-learn
+    code = (
+        "import sys, minitorch\n"
+        "heavy = ['minitorch.grading', 'nbformat', 'jupyter_client', 'IPython', 'sklearn']\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
