@@ -3,9 +3,10 @@
     python -m minitorch.grade exercises/01_tensors.ipynb
     python -m minitorch.grade submission.ipynb --chapter 01 --json results.json --tests private/
 
-Exit status: 0 when grading ran (whatever the score), 2 for a missing or invalid
-notebook, an unknown chapter or test folder, 1 when grading could not run (the tests
-themselves failed to load).
+The chapter comes from ``--chapter``, else the notebook's metadata (the generator writes
+it), else the file name. Exit status: 0 when grading ran (whatever the score), 2 for a
+missing or invalid notebook, an unknown chapter or test folder, 1 when grading could not
+run (the tests themselves failed to load).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from minitorch import manifest
 from minitorch.grading import grade
 from minitorch.grading.errors import GradingError, NotebookError
+from minitorch.grading.grader import TOTAL_TIMEOUT
 from minitorch.grading.notebook import CELL_TIMEOUT
 from minitorch.grading.report import WIDTH
 from minitorch.grading.runner import EXERCISE_TIMEOUT
@@ -52,9 +54,22 @@ def _parser() -> argparse.ArgumentParser:
         help=f"time limit per cell while the notebook loads (default {CELL_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--total-timeout",
+        type=float,
+        default=TOTAL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit for the whole notebook (default {TOTAL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="seed for the inputs the tests draw (default: a new one each run)",
+    )
+    parser.add_argument(
         "--chapter",
         metavar="ID",
-        help="the chapter (e.g. 01), when the file name does not start with it",
+        help="the chapter (e.g. 01), when neither the notebook's metadata nor its name says",
     )
     return parser
 
@@ -73,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout=args.timeout,
             chapter=chapter,
             cell_timeout=args.cell_timeout,
+            total_timeout=args.total_timeout,
+            seed=args.seed,
         )
     except NotebookError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -83,8 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    columns = shutil.get_terminal_size((WIDTH, 24)).columns
-    print(report.text(width=max(WIDTH, columns)))
+    if sys.stdout.isatty():
+        columns = shutil.get_terminal_size((WIDTH, 24)).columns
+        print(report.text(width=max(WIDTH, columns)))
+    else:  # a file or a pipe: never cut the reasons
+        print(report.text(width=None))
     if args.json:
         report.write_json(args.json)
         print(f"wrote {args.json}")

@@ -11,6 +11,7 @@ from minitorch import manifest
 from minitorch.grading.errors import GradingError
 from minitorch.grading.namespace import Namespace
 from minitorch.grading.notebook import is_loading
+from minitorch.grading.probes import LocalRunner
 from minitorch.grading.registry import collect
 from minitorch.grading.results import ERROR, NOT_IMPLEMENTED, PASSED, ExerciseResult, format_points
 from minitorch.grading.runner import run_exercise
@@ -81,7 +82,8 @@ def check(
 ) -> CheckResult | None:
     """Run exercise ``exercise_id``'s tests against the definitions of the calling notebook.
 
-    The tests come from the chapter's test module (or ``test_file``). Returns a
+    The tests come from the chapter's test module (or ``test_file``): the same probes
+    and judges the grader uses, here all in the notebook's own process. Returns a
     :class:`CheckResult` (the notebook shows it), or None while the grader loads the
     notebook: grading runs the tests itself.
     """
@@ -96,4 +98,4 @@ def check(
         reason = f"could not load the tests (not your fault; tell your instructor): {exc}"
         return CheckResult(ExerciseResult(ex.id, ex.title, 0.0, ex.points, ERROR, reason))
     tests = next(t for t in found if t.id == exercise_id)
-    return CheckResult(run_exercise(tests, nb, timeout))
+    return CheckResult(run_exercise(tests, LocalRunner(nb), timeout))

@@ -1,319 +1,343 @@
-"""Grading one notebook: run its exercises in worker processes, never in this one.
+"""Grading one notebook: the learner's code in a sandbox, every verdict here.
 
-A worker (:mod:`minitorch.grading.worker`) loads the notebook once and runs the
-exercises in turn, reporting each step as a line in an events file. This side enforces
-the time limits: when an exercise (or a cell while loading) runs too long, or the worker
-dies, it records what was running, and a fresh worker carries on with what is left.
+The notebook runs in a sandboxed worker process (:mod:`minitorch.grading.sandbox`),
+which only runs the learner's cells and the tests' probes on inputs sent from here, and
+returns plain data. The judges, the points (from the manifest), the clock and the report
+all stay in this process, out of the learner's reach:
+
+- each exercise has ``timeout`` seconds and the whole run ``total_timeout``, by this
+  process's clock; nothing the worker sends extends them;
+- a worker that hangs or dies is stopped with everything it started; what it was running
+  is reported, and a fresh worker (which skips a cell that killed or hung the last one)
+  carries on with the rest.
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import dataclasses
+import marshal
 import math
 import os
-import signal
-import subprocess
-import sys
+import secrets
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from minitorch import manifest
 from minitorch.grading.errors import GradingError, NotebookError
 from minitorch.grading.namespace import CellFailure
-from minitorch.grading.notebook import CELL_TIMEOUT, code_cells
+from minitorch.grading.notebook import CELL_TIMEOUT, code_cells, notebook_chapter
+from minitorch.grading.plain import clean_text
+from minitorch.grading.probes import Runner, is_probe, probe_module, timed_out_message
+from minitorch.grading.registry import ExerciseTests, Registration, Suite, collect_suite
 from minitorch.grading.report import GradeReport
 from minitorch.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
-from minitorch.grading.runner import EXERCISE_TIMEOUT, summarize, timed_out_message
+from minitorch.grading.runner import EXERCISE_TIMEOUT, run_exercise, summarize
+from minitorch.grading.sandbox import Limits, Sandbox, SandboxLost
 
-#: Seconds a worker may take to start (import the tests) before it is given up on.
+#: Seconds a worker may take to start (import minitorch and the probes).
 STARTUP_TIMEOUT = 60.0
-#: Seconds between two steps of a worker that runs no learner code.
-STEP_TIMEOUT = 10.0
-#: Extra seconds the worker gets to stop itself before it is killed.
+#: Seconds the whole grading run may take, unless told otherwise.
+TOTAL_TIMEOUT = 600.0
+#: Extra seconds the worker gets to stop the learner's code itself.
 GRACE = 1.0
-_POLL = 0.02
+#: The most cell failures kept from a worker.
+MAX_CELL_FAILURES = 200
+#: Frames a worker may send that answer nothing before it counts as broken.
+MAX_STRAY_FRAMES = 1000
 
 
-def _exit_description(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit code {returncode}"
-
-
-class _EventReader:
-    """Reads the complete lines a worker has appended to its events file so far."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-
-    def read(self) -> list[dict[str, Any]]:
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        events = []
-        for line in data[:end].splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue  # not ours: the worker writes only whole JSON lines
-            if isinstance(event, dict) and "event" in event:
-                events.append(event)
-        return events
-
-
-class _Plan:
-    """An exercise as the worker reported it: id, title, points and test names."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.id: str = data["id"]
-        self.title: str = data["title"]
-        self.points: float = data["points"]
-        self.tests: list[str] = list(data["tests"])
+class _OutOfTime(Exception):
+    """The total time limit ran out."""
 
 
 class _Session:
-    """Runs workers until every exercise has a result."""
+    """One grading run: sandboxes started as needed, exercises judged here."""
 
     def __init__(
         self,
         notebook: Path,
+        cells: list[tuple[int, str]],
         chapter: manifest.Chapter,
-        test_files: Sequence[Path],
+        suite: Suite,
         timeout: float | None,
         cell_timeout: float | None,
+        total_timeout: float | None,
+        seed: int | None,
+        limits: Limits,
     ) -> None:
         self.notebook = notebook
+        self.cells = cells
         self.chapter = chapter
-        self.test_files = test_files
+        self.suite = suite
         self.timeout = timeout
         self.cell_timeout = cell_timeout
-        self.plan: dict[str, _Plan] = {}
-        self.pending: list[str] | None = None
-        self.results: dict[str, ExerciseResult] = {}
+        self.total = total_timeout
+        self.seed = secrets.randbits(32) if seed is None else int(seed)
+        self.limits = limits
+        self.started = time.monotonic()
+        self.total_deadline = self.started + total_timeout if total_timeout else math.inf
+        self.sandbox: Sandbox | None = None
+        self.sandboxes = 0
         self.skip_cells: dict[int, str] = {}
         self.cell_failures: list[CellFailure] = []
-        # What the current worker is doing: ("startup",), ("cell", n), ("step",) or
-        # ("exercise", id); the tests it finished and the one it runs.
-        self.phase: tuple[Any, ...] = ("startup",)
-        self.deadline = 0.0
-        self.outcomes: list[TestOutcome] = []
-        self.current_test: str | None = None
+        self.module_index = {name: i for i, (name, _, _) in enumerate(suite.modules)}
+        self.modules = [
+            [name, base64.b64encode(marshal.dumps(self._probe_code(path, private))).decode()]
+            for name, path, private in suite.modules
+        ]
+        test_dirs = {str(path.parent) for _, path, _ in suite.modules}
+        self.hide = sorted(
+            {str(manifest.ROOT / "tests"), str(manifest.ROOT / "solutions"), *test_dirs}
+        )
+
+    @staticmethod
+    def _probe_code(path: Path, private: bool) -> Any:
+        source = path.read_text(encoding="utf-8")
+        filename = f"<private tests {path.stem}>" if private else f"<tests {path.name}>"
+        return probe_module(source, filename)
+
+    # -- the run -------------------------------------------------------------------------
 
     def run(self) -> GradeReport:
-        with tempfile.TemporaryDirectory(prefix="minitorch-grade-") as tmp:
-            attempt = 0
-            finished = False
-            while not finished:
-                attempt += 1
-                finished = self._run_worker(Path(tmp), attempt)
-        results = [self.results[i] for i in self.plan if i in self.results]
+        results = []
+        with tempfile.TemporaryDirectory(prefix="minitorch-grade-") as folder:
+            os.chmod(folder, 0o711)  # the worker (another user) reaches only its own folder
+            self.folder = Path(folder)
+            try:
+                for exercise in self.suite.exercises:
+                    results.append(self._grade(exercise))
+            finally:
+                self._stop()
         return GradeReport(
             notebook=self.notebook.name,
             chapter=self.chapter.id,
             chapter_title=self.chapter.title,
             results=results,
             cell_failures=self.cell_failures,
+            seed=self.seed,
         )
 
-    # -- one worker ---------------------------------------------------------------
-
-    def _config(self, folder: Path, attempt: int) -> Path:
-        config = {
-            "notebook": str(self.notebook.resolve()),
-            "events": str(folder / f"events-{attempt}.jsonl"),
-            "test_files": [str(Path(p).resolve()) for p in self.test_files],
-            "exercises": [
-                {"id": e.id, "title": e.title, "points": e.points} for e in self.chapter.exercises
-            ],
-            "run": self.pending,
-            "skip_cells": {str(cell): problem for cell, problem in self.skip_cells.items()},
-            "timeout": self.timeout,
-            "cell_timeout": self.cell_timeout,
-        }
-        path = folder / f"config-{attempt}.json"
-        path.write_text(json.dumps(config), encoding="utf-8")
-        Path(config["events"]).touch()
-        return path
-
-    def _run_worker(self, folder: Path, attempt: int) -> bool:
-        """Start a worker and follow it; True when grading is complete."""
-        config = self._config(folder, attempt)
-        events = _EventReader(folder / f"events-{attempt}.jsonl")
-        stderr_path = folder / f"stderr-{attempt}.txt"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(manifest.ROOT), env.get("PYTHONPATH", "")) if p
-        )
-        env.setdefault("MPLBACKEND", "Agg")  # plt.show() must not open a window
-        self._enter(("startup",), STARTUP_TIMEOUT)
-        with open(stderr_path, "wb") as stderr:
-            worker = subprocess.Popen(
-                [sys.executable, "-m", "minitorch.grading.worker", str(config)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                env=env,
-                start_new_session=(os.name == "posix"),
-            )
+    def _grade(self, exercise: ExerciseTests) -> ExerciseResult:
+        names = [t.name for t in exercise.tests]
+        if not exercise.tests:
+            return summarize(exercise.id, exercise.title, exercise.points, names, [])
         try:
-            while True:
-                for event in events.read():
-                    if self._handle(event):
-                        self._wait_or_kill(worker)
-                        return True
-                if worker.poll() is not None:
-                    for event in events.read():
-                        if self._handle(event):
-                            return True
-                    return self._worker_lost(_exit_description(worker.returncode), stderr_path)
-                if time.monotonic() > self.deadline:
-                    self._kill(worker)
-                    return self._worker_lost(None, stderr_path)
-                time.sleep(_POLL)
-        finally:
-            self._kill(worker)
+            self._ready()
+        except _OutOfTime:
+            return self._out_of_time(exercise)
+        run = _RemoteRunner(self, self.seed)
 
-    def _enter(self, phase: tuple[Any, ...], seconds: float | None) -> None:
-        self.phase = phase
-        self.deadline = time.monotonic() + (seconds + GRACE if seconds else math.inf)
+        def on_lost(
+            lost: SandboxLost, test: Registration, done: Sequence[TestOutcome]
+        ) -> TestOutcome:
+            return self._lost(lost, exercise, test)
 
-    def _handle(self, event: dict[str, Any]) -> bool:
-        """Follow one event; True when the worker reports it is done."""
-        kind = event["event"]
-        if kind == "fatal":
-            raise GradingError(event["message"])
-        if kind == "plan":
-            if not self.plan:
-                self.plan = {e["id"]: _Plan(e) for e in event["exercises"]}
-                self.pending = list(self.plan)
-        elif kind == "cell":
-            self._enter(("cell", event["cell"]), self.cell_timeout)
-        elif kind == "loaded":
-            self.cell_failures = [CellFailure.from_dict(f) for f in event["failures"]]
-            self._enter(("step",), STEP_TIMEOUT)
-        elif kind == "exercise":
-            self._enter(("exercise", event["id"]), self.timeout)
-            self.outcomes, self.current_test = [], None
-        elif kind == "test":
-            self.current_test = event["test"]
-        elif kind == "outcome":
-            self.outcomes.append(TestOutcome.from_dict(event["outcome"]))
-            self.current_test = None
-        elif kind == "result":
-            self._finish(ExerciseResult.from_dict(event["result"]))
-            self._enter(("step",), STEP_TIMEOUT)
-        elif kind == "done":
-            return True
-        return False
+        return run_exercise(exercise, run, self.timeout, on_lost)
 
-    def _finish(self, result: ExerciseResult) -> None:
-        self.results[result.id] = result
-        if self.pending is not None and result.id in self.pending:
-            self.pending.remove(result.id)
+    def _out_of_time(self, exercise: ExerciseTests) -> ExerciseResult:
+        message = f"not graded: the grading time limit ({self.total:g} s) ran out"
+        result = summarize(exercise.id, exercise.title, exercise.points, [], [])
+        result.status, result.reason = TIMED_OUT, message
+        result.tests = [TestOutcome(t.name, TIMED_OUT, message) for t in exercise.tests]
+        return result
 
-    # -- when a worker dies or hangs ------------------------------------------------
-
-    def _worker_lost(self, died: str | None, stderr_path: Path) -> bool:
-        """Record what the lost worker was running; True when nothing is left to grade.
-
-        ``died`` says how the worker died ("exit code 3"), or is None when it was
-        stopped for running past its time limit.
-        """
-        phase = self.phase
-        if phase[0] == "startup" or self.pending is None:
-            if died:
-                message = f"the grading worker died ({died}) before it started grading"
-            else:
-                message = f"the grading worker did not start within {STARTUP_TIMEOUT:g} s"
-            raise GradingError(_with_stderr(message, stderr_path))
-        if phase[0] == "cell":  # the next worker skips this cell
-            if died:
-                problem = f"killed the worker process ({died})"
-            else:
-                problem = f"timed out after {self.cell_timeout:g} s (the grader stopped it)"
-            self.skip_cells[phase[1]] = problem
-            return False
-        if not self.pending:
-            return True
-        if phase[0] == "exercise":
-            exercise_id, outcomes = phase[1], list(self.outcomes)
-        else:  # between steps: blame the next exercise, so that grading moves on
-            exercise_id, outcomes = self.pending[0], []
-        plan = self.plan[exercise_id]
-        done = {o.name for o in outcomes}
-        running = self.current_test or next((t for t in plan.tests if t not in done), None)
-        where = f"exercise {exercise_id}" + (f", test `{running}`" if running else "")
-        if died:
-            status = ERROR
+    def _lost(self, lost: SandboxLost, exercise: ExerciseTests, test: Registration) -> TestOutcome:
+        where = f"exercise {exercise.id}, test `{test.name}`"
+        stderr = self.sandbox.stderr_tail() if self.sandbox else ""
+        self._stop()
+        if lost.kind == "timeout":
+            if time.monotonic() >= self.total_deadline:
+                message = f"the grading time limit ({self.total:g} s) ran out in {where}"
+                return TestOutcome(test.name, TIMED_OUT, message)
+            message = timed_out_message(
+                self.timeout or 0, f"the grader stopped your code in {where}"
+            )
+            return TestOutcome(test.name, TIMED_OUT, message)
+        if lost.kind == "died":
             message = (
-                f"the worker process died ({died}) while running {where}: the code ended "
-                f"Python (os._exit(), os.abort() or a crash)"
+                f"the worker process died ({lost.detail}) while running {where}: the code "
+                "ended Python (os._exit(), os.abort(), a crash or a resource limit)"
             )
         else:
-            status = TIMED_OUT
-            message = timed_out_message(
-                self.timeout or 0, f"the grader stopped the worker in {where}"
+            message = f"the worker process broke the grading protocol ({lost.detail}) in {where}"
+        if stderr and lost.kind == "died":
+            message += f"; its last words: {stderr}"
+        return TestOutcome(test.name, ERROR, message)
+
+    # -- the sandbox ---------------------------------------------------------------------
+
+    def _stop(self) -> None:
+        if self.sandbox is not None:
+            sandbox, self.sandbox = self.sandbox, None
+            sandbox.stop()
+
+    def _ready(self) -> Sandbox:
+        """A worker that has loaded the notebook (skipping cells that killed earlier ones)."""
+        attempts = 0
+        while self.sandbox is None:
+            attempts += 1
+            if attempts > len(self.cells) + 2:
+                raise GradingError("the notebook could not be loaded (too many restarts)")
+            if time.monotonic() >= self.total_deadline:
+                raise _OutOfTime
+            self._start()
+        return self.sandbox
+
+    def _start(self) -> None:
+        self.sandboxes += 1
+        cpu = None
+        if self.total_deadline != math.inf:
+            cpu = int(self.total_deadline - time.monotonic()) + 10
+        limits = dataclasses.replace(self.limits, cpu_seconds=cpu)
+        sandbox = Sandbox(self.folder, self.sandboxes, self.hide, limits)
+        sandbox.start()
+        current: int | None = None
+        phase = "startup"
+        try:
+            sandbox.send(
+                {
+                    "modules": self.modules,
+                    "cells": self.cells,
+                    "skip": {str(k): v for k, v in self.skip_cells.items()},
+                    "cell_timeout": self.cell_timeout,
+                    "origin": self.notebook.name,
+                }
             )
-        if running is not None:
-            outcomes.append(TestOutcome(running, status, message))
-        result = summarize(plan.id, plan.title, plan.points, plan.tests, outcomes)
-        if not plan.tests:
-            result.status, result.reason = status, message
-        self._finish(result)
-        return not self.pending
-
-    # -- processes --------------------------------------------------------------------
-
-    @staticmethod
-    def _kill(worker: subprocess.Popen[bytes]) -> None:
-        if worker.poll() is not None:
-            return
-        try:
-            if os.name == "posix":
-                os.killpg(worker.pid, signal.SIGKILL)  # the worker and anything it started
+            ready = sandbox.receive(min(time.monotonic() + STARTUP_TIMEOUT, self.total_deadline))
+            if ready != {"ready": True}:
+                raise SandboxLost("protocol", "it did not start properly")
+            phase = "load"
+            to_run = [n for n, _ in self.cells if n not in self.skip_cells]
+            per_cell = (self.cell_timeout or 60.0) + GRACE
+            load_deadline = min(time.monotonic() + per_cell * len(to_run) + 5, self.total_deadline)
+            cell_deadline = load_deadline
+            while True:
+                message = sandbox.receive(min(cell_deadline, load_deadline))
+                if isinstance(message, dict) and type(message.get("cell")) is int:
+                    if message["cell"] in to_run:
+                        current = message["cell"]
+                        cell_deadline = time.monotonic() + per_cell
+                elif isinstance(message, dict) and isinstance(message.get("loaded"), list):
+                    self.cell_failures = _failures(message["loaded"])
+                    self.sandbox = sandbox
+                    return
+        except SandboxLost as lost:
+            stderr = sandbox.stderr_tail()
+            sandbox.stop()
+            if phase == "startup":
+                if time.monotonic() >= self.total_deadline:
+                    raise _OutOfTime from None
+                detail = f" ({lost.detail})" if lost.detail else ""
+                words = f": {stderr}" if stderr else ""
+                raise GradingError(f"the grading worker did not start{detail}{words}") from None
+            if time.monotonic() >= self.total_deadline:
+                raise _OutOfTime from None
+            cell = current if current is not None else self._first_unskipped()
+            if lost.kind == "died":
+                problem = f"killed the worker process ({lost.detail})"
+            elif lost.kind == "timeout":
+                problem = f"timed out after {self.cell_timeout or 0:g} s (the grader stopped it)"
             else:
-                worker.kill()
-        except (ProcessLookupError, PermissionError):
-            worker.kill()
-        worker.wait()
+                problem = f"broke the grading protocol ({lost.detail})"
+            self.skip_cells[cell] = problem
 
-    def _wait_or_kill(self, worker: subprocess.Popen[bytes]) -> None:
+    def _first_unskipped(self) -> int:
+        for number, _ in self.cells:
+            if number not in self.skip_cells:
+                return number
+        return self.cells[-1][0] if self.cells else 0
+
+    def call(
+        self, func: Callable[..., Any], args: Any, deadline: float | None, limit: float | None
+    ) -> Any:
+        """Run a probe in the worker; its reply, or SandboxLost."""
+        key = self._probe_key(func)
+        sandbox = self._ready_or_lost()
+        nonce = secrets.token_hex(8)
+        now = time.monotonic()
+        wait_until = min(
+            (deadline if deadline is not None else math.inf) + GRACE, self.total_deadline
+        )
+        timeout = None if deadline is None else max(deadline - now, 0.001)
+        request = {"op": "call", "id": nonce, "module": key[0], "probe": key[1], "args": args}
+        request["timeout"], request["limit"] = timeout, limit
+        sandbox.send(request)
+        for _ in range(MAX_STRAY_FRAMES):
+            reply = sandbox.receive(wait_until)
+            if isinstance(reply, dict) and reply.get("id") == nonce:
+                return reply
+        raise SandboxLost("protocol", "it sent too many messages that answer nothing")
+
+    def _ready_or_lost(self) -> Sandbox:
         try:
-            worker.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._kill(worker)
+            return self._ready()
+        except _OutOfTime:
+            raise SandboxLost("timeout") from None
+
+    def _probe_key(self, func: Callable[..., Any]) -> tuple[int, str]:
+        module = getattr(func, "__module__", None)
+        if not is_probe(func) or module not in self.module_index:
+            raise TypeError(f"{func!r} is not a @probe of the tests being graded")
+        if "<locals>" in func.__qualname__:
+            raise TypeError(f"probe {func.__qualname__} must be defined at a module's top level")
+        return self.module_index[module], func.__name__
 
 
-def _with_stderr(message: str, stderr_path: Path) -> str:
-    """Add the last line the worker wrote to stderr, which usually says what went wrong."""
-    try:
-        lines = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        lines = []
-    return f"{message}: {lines[-1]}" if lines else message
+class _RemoteRunner(Runner):
+    def __init__(self, session: _Session, seed: int) -> None:
+        super().__init__(seed)
+        self.session = session
+
+    def call(self, func: Callable[..., Any], args: Any) -> Any:
+        return self.session.call(func, args, self.deadline, self.limit)
+
+
+def _failures(data: list[Any]) -> list[CellFailure]:
+    failures = []
+    for item in data[:MAX_CELL_FAILURES]:
+        if not isinstance(item, dict) or type(item.get("cell")) is not int:
+            continue
+        problem = clean_text(item.get("problem"), 300) or "failed"
+        error_type = clean_text(item.get("error_type"), 80)
+        failures.append(CellFailure(item["cell"], problem, error_type))
+    return failures
 
 
 def chapter_test_files(
     chapter: manifest.Chapter,
     test_files: Iterable[str | Path] | None = None,
     extra_test_dirs: Iterable[str | Path] = (),
-) -> list[Path]:
-    """The chapter's test module (or ``test_files``) and every test_*.py of the extra dirs."""
+) -> tuple[list[Path], list[Path]]:
+    """The chapter's test module (or ``test_files``), and every test_*.py of the extra
+    (private) dirs."""
     files = [Path(p) for p in (test_files if test_files is not None else [chapter.tests])]
+    private: list[Path] = []
     for folder in map(Path, extra_test_dirs):
         if not folder.is_dir():
             raise NotebookError(f"no test folder {folder}")
-        files.extend(sorted(folder.glob("test_*.py")))
-    return files
+        private.extend(sorted(folder.glob("test_*.py")))
+    return files, private
+
+
+def find_chapter(path: Path) -> manifest.Chapter:
+    """The chapter from the notebook's metadata, else from its file name."""
+    named = notebook_chapter(path)
+    if named is not None:
+        try:
+            return manifest.chapter(named)
+        except KeyError:
+            raise NotebookError(
+                f"{path.name}'s metadata names chapter {named[:20]!r}, which is not in the "
+                "course: pass --chapter ID"
+            ) from None
+    try:
+        return manifest.chapter_for_notebook(path)
+    except KeyError as exc:
+        raise NotebookError(f"{exc.args[0]}, or pass --chapter ID") from None
 
 
 def grade(
@@ -323,22 +347,27 @@ def grade(
     chapter: manifest.Chapter | None = None,
     test_files: Iterable[str | Path] | None = None,
     cell_timeout: float | None = CELL_TIMEOUT,
+    total_timeout: float | None = TOTAL_TIMEOUT,
+    seed: int | None = None,
+    limits: Limits | None = None,
 ) -> GradeReport:
-    """Grade a notebook: each exercise's tests, run in fresh worker processes.
+    """Grade a notebook: its code in a sandboxed worker, each exercise's judges here.
 
-    The chapter comes from the notebook's file name unless given; its tests from the
-    chapter's test module (or ``test_files``) plus every ``test_*.py`` in
-    ``extra_test_dirs``. Each exercise gets ``timeout`` seconds, each cell
-    ``cell_timeout`` seconds while the notebook loads. Raises :class:`NotebookError`
-    for a missing or invalid notebook or an unknown chapter, :class:`GradingError`
-    when the tests cannot be loaded.
+    The chapter comes from ``chapter``, else the notebook's metadata, else its file name;
+    its tests from the chapter's test module (or ``test_files``) plus every ``test_*.py``
+    in ``extra_test_dirs`` (private tests). Each exercise gets ``timeout`` seconds, each
+    cell ``cell_timeout`` seconds while the notebook loads, and all of it
+    ``total_timeout``; ``seed`` fixes the inputs the judges draw. Raises
+    :class:`NotebookError` for a missing or invalid notebook or an unknown chapter,
+    :class:`GradingError` when the tests cannot be loaded.
     """
     path = Path(notebook)
-    code_cells(path)  # a missing or invalid notebook fails here, with a clear message
+    cells = code_cells(path)  # a missing or invalid notebook fails here, with a clear message
     if chapter is None:
-        try:
-            chapter = manifest.chapter_for_notebook(path)
-        except KeyError as exc:
-            raise NotebookError(exc.args[0]) from None
-    files = chapter_test_files(chapter, test_files, extra_test_dirs)
-    return _Session(path, chapter, files, timeout, cell_timeout).run()
+        chapter = find_chapter(path)
+    files, private = chapter_test_files(chapter, test_files, extra_test_dirs)
+    suite = collect_suite(files, chapter.exercises, private)
+    session = _Session(
+        path, cells, chapter, suite, timeout, cell_timeout, total_timeout, seed, limits or Limits()
+    )
+    return session.run()

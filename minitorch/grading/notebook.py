@@ -38,27 +38,89 @@ def _loading() -> Iterator[None]:
         _loading_depth -= 1
 
 
+#: The biggest notebook file the grader reads.
+MAX_NOTEBOOK_BYTES = 64 * 2**20
+
+
+def read_notebook(path: str | Path) -> dict[str, Any]:
+    """The notebook's JSON, checked to be an nbformat 4 notebook whose code cells hold text.
+
+    Raises :class:`NotebookError` with one line naming the file and the problem.
+    """
+    path = Path(path)
+    name = str(path)
+    try:
+        if path.is_dir():
+            raise NotebookError(f"{name} is a folder, not a notebook")
+        size = path.stat().st_size
+        if size > MAX_NOTEBOOK_BYTES:
+            raise NotebookError(f"{name} is too big for a notebook ({size // 2**20} MB)")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise NotebookError(f"no notebook {name}") from None
+    except OSError as exc:
+        raise NotebookError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(
+            f"{name} is not a Jupyter notebook: it is not UTF-8 text "
+            f"(byte 0x{raw[exc.start]:02x} at position {exc.start})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        detail = f"line {exc.lineno}, column {exc.colno}: {exc.msg}" if hasattr(exc, "msg") else ""
+        raise NotebookError(
+            f"{name} is not a Jupyter notebook: it is not valid JSON ({detail})"
+        ) from None
+    if not isinstance(data, dict):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it is not a JSON object")
+    version = data.get("nbformat")
+    if version != 4:
+        if isinstance(version, int) and not isinstance(version, bool) and version < 4:
+            raise NotebookError(
+                f"{name} is an nbformat {version} notebook: open and save it in JupyterLab "
+                "(or run `jupyter nbconvert --to notebook`) to convert it to nbformat 4"
+            )
+        raise NotebookError(f"{name} is not a Jupyter notebook: it has no nbformat 4 version")
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            raise NotebookError(f"{name}: cell {number} is not a notebook cell")
+        source = cell.get("source", "")
+        if not (
+            isinstance(source, str)
+            or (isinstance(source, list) and all(isinstance(line, str) for line in source))
+        ):
+            raise NotebookError(
+                f"{name}: the source of cell {number} is not text (a string or a list of strings)"
+            )
+    return data
+
+
 def code_cells(path: str | Path) -> list[tuple[int, str]]:
     """The code cells of a notebook as ``(cell number, source)``; cells count from 1.
 
     Raises :class:`NotebookError` for a missing file or one that is not a notebook.
     """
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NotebookError(f"no notebook {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise NotebookError(f"{path} is not a Jupyter notebook: {exc}") from None
-    cells = data.get("cells") if isinstance(data, dict) else None
-    if not isinstance(cells, list):
-        raise NotebookError(f"{path} is not a Jupyter notebook: it has no list of cells")
+    cells = read_notebook(path)["cells"]
     found = []
     for number, cell in enumerate(cells, start=1):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+        if cell["cell_type"] == "code":
             source = cell.get("source", "")
-            found.append((number, "".join(source) if isinstance(source, list) else str(source)))
+            found.append((number, "".join(source) if isinstance(source, list) else source))
     return found
+
+
+def notebook_chapter(path: str | Path) -> str | None:
+    """The chapter id the generator wrote into the notebook's metadata, if any."""
+    metadata = read_notebook(path).get("metadata")
+    info = metadata.get("minitorch") if isinstance(metadata, dict) else None
+    chapter = info.get("chapter") if isinstance(info, dict) else None
+    return chapter if isinstance(chapter, str) else None
 
 
 def without_magics(source: str) -> str:
@@ -108,21 +170,20 @@ def run_cell(
     return None
 
 
-def load_notebook(
-    path: str | Path,
+def load_cells(
+    cells: list[tuple[int, str]],
+    origin: str = "the notebook",
     cell_timeout: float | None = CELL_TIMEOUT,
     skip_cells: Mapping[int, str] | None = None,
     on_cell: Callable[[int], None] | None = None,
 ) -> Namespace:
-    """Run a notebook's code cells, each on its own, and return what they defined.
+    """Run code cells ``(number, source)``, each on its own; return what they defined.
 
     A cell that raises (or times out after ``cell_timeout`` seconds) is recorded and
     the next cells still run. ``skip_cells`` maps cell numbers not to run to the reason
     (the grader uses it for a cell that killed the worker); ``on_cell(number)`` is
     called before each code cell runs.
     """
-    path = Path(path)
-    cells = code_cells(path)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
@@ -137,9 +198,20 @@ def load_notebook(
                 continue
             if on_cell is not None:
                 on_cell(number)
-            filename = f"<{path.name} cell {number}>"
+            filename = f"<{origin} cell {number}>"
             filenames[filename] = number
             failure = run_cell(number, source, namespace, filename, cell_timeout)
             if failure is not None:
                 failures.append(failure)
-    return Namespace(namespace, failures, filenames, origin=path.name)
+    return Namespace(namespace, failures, filenames, origin=origin)
+
+
+def load_notebook(
+    path: str | Path,
+    cell_timeout: float | None = CELL_TIMEOUT,
+    skip_cells: Mapping[int, str] | None = None,
+    on_cell: Callable[[int], None] | None = None,
+) -> Namespace:
+    """Run a notebook's code cells in this process (see :func:`load_cells`)."""
+    path = Path(path)
+    return load_cells(code_cells(path), path.name, cell_timeout, skip_cells, on_cell)

@@ -6,7 +6,7 @@ import hashlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ class Registration:
     func: Callable[[Any], Any]
     title: str | None = None
     points: float | None = None
+    private: bool = False
 
     @property
     def name(self) -> str:
@@ -47,9 +48,10 @@ def exercise(
 ) -> Callable[[TestFunction], TestFunction]:
     """Register a test of exercise ``exercise_id``; the function is returned unchanged.
 
-    The test is a plain function of one argument, ``nb`` (the notebook's definitions),
-    that raises AssertionError with a helpful message when the learner's code is wrong.
-    An id that is not in the manifest needs ``title=`` and ``points=``.
+    The test is a *judge*: a plain function of one argument, ``run``, that calls the
+    learner's code through probes (``run(probe, *inputs)``, see
+    :mod:`minitorch.grading.probes`) and raises AssertionError with a helpful message
+    when it is wrong. An id that is not in the manifest needs ``title=`` and ``points=``.
     """
     if not isinstance(exercise_id, str):
         raise TypeError(f"exercise() takes an id such as '01.3', not {exercise_id!r}")
@@ -108,16 +110,36 @@ class ExerciseTests:
     tests: list[Registration] = field(default_factory=list)
 
 
-def collect(test_files: Iterable[str | Path], exercises: Sequence[Exercise]) -> list[ExerciseTests]:
+@dataclass
+class Suite:
+    """The tests of a grading run: exercises with their judges, and the test modules
+    (name, file, private?) whose probes the learner's process needs."""
+
+    exercises: list[ExerciseTests]
+    modules: list[tuple[str, Path, bool]]
+
+
+def collect_suite(
+    test_files: Iterable[str | Path],
+    exercises: Sequence[Exercise],
+    private_files: Iterable[str | Path] = (),
+) -> Suite:
     """Import the test modules and group their tests by exercise.
 
     The chapter's ``exercises`` come first, in manifest order (with no tests if none
-    were found); private exercises follow in the order their first test appears.
+    were found); private exercises follow in the order their first test appears. Tests
+    from ``private_files`` are private: their source is never shown.
     """
     grouped = {ex.id: ExerciseTests(ex.id, ex.title, ex.points) for ex in exercises}
-    for path in test_files:
+    private = {Path(p).resolve() for p in private_files}
+    modules = []
+    for path in [*test_files, *private_files]:
         module = load_test_module(path)
+        hidden = Path(path).resolve() in private
+        modules.append((module.__name__, Path(path).resolve(), hidden))
         for reg in registered(module.__name__):
+            if hidden:
+                reg = replace(reg, private=True)
             if reg.exercise_id not in grouped:
                 if reg.title is None or reg.points is None:
                     known = ", ".join(grouped) or "none"
@@ -129,4 +151,9 @@ def collect(test_files: Iterable[str | Path], exercises: Sequence[Exercise]) -> 
                     )
                 grouped[reg.exercise_id] = ExerciseTests(reg.exercise_id, reg.title, reg.points)
             grouped[reg.exercise_id].tests.append(reg)
-    return list(grouped.values())
+    return Suite(list(grouped.values()), modules)
+
+
+def collect(test_files: Iterable[str | Path], exercises: Sequence[Exercise]) -> list[ExerciseTests]:
+    """Import the test modules and group their tests by exercise (see :func:`collect_suite`)."""
+    return collect_suite(test_files, exercises).exercises

@@ -32,6 +32,7 @@ class GradeReport:
     chapter_title: str
     results: list[ExerciseResult]
     cell_failures: list[CellFailure] = field(default_factory=list)
+    seed: int | None = None
 
     @property
     def score(self) -> float:
@@ -57,14 +58,20 @@ class GradeReport:
             f"{passed} of {len(self.results)} exercises passed"
         )
 
-    def table(self, width: int = WIDTH) -> str:
-        """One row per exercise (id, title, points, status, reason), then a TOTAL row."""
+    def table(self, width: int | None = WIDTH) -> str:
+        """One row per exercise (id, title, points, status, reason), then a TOTAL row.
+
+        Reasons are cut to fit ``width`` characters; ``width=None`` never cuts them.
+        """
         ids = max([len("ID"), len("TOTAL"), *(len(r.id) for r in self.results)])
         titles = min(_TITLE_WIDTH, max([len("TITLE"), *(len(r.title) for r in self.results)]))
         points = [f"{format_points(r.score)}/{format_points(r.max_score)}" for r in self.results]
         total = f"{format_points(self.score)}/{format_points(self.max_score)}"
         points_width = max(len("POINTS"), len(total), *(len(p) for p in points))
-        reason_width = max(width - (ids + titles + points_width + _STATUS_WIDTH + 8), 10)
+        if width is None:
+            reason_width = max([10, *(len(r.reason) for r in self.results)])
+        else:
+            reason_width = max(width - (ids + titles + points_width + _STATUS_WIDTH + 8), 10)
 
         def row(a: str, b: str, c: str, d: str, e: str) -> str:
             cells = [a.ljust(ids), _fit(b, titles).ljust(titles), c.ljust(points_width)]
@@ -77,18 +84,21 @@ class GradeReport:
         lines.append(row("TOTAL", "", total, "", ""))
         return "\n".join(lines)
 
-    def text(self, width: int = WIDTH) -> str:
+    def text(self, width: int | None = WIDTH) -> str:
         """What the grade command prints: summary, failed cells, the table."""
         lines = [self.summary()]
         if self.cell_failures:
             lines.append("Cells that failed while the notebook loaded:")
-            lines += [f"  {_fit(str(f), width - 2)}" for f in self.cell_failures]
+            cut = 10**6 if width is None else width - 2
+            lines += [f"  {_fit(str(f), cut)}" for f in self.cell_failures]
         lines += ["", self.table(width)]
         return "\n".join(lines)
 
     def to_gradescope(self) -> dict[str, Any]:
         """The report in Gradescope's results.json format."""
         output = self.summary()
+        if self.seed is not None:
+            output += f"\nInputs drawn with seed {self.seed}."
         if self.cell_failures:
             output += "\nCells that failed while the notebook loaded:\n"
             output += "\n".join(f"- {f}" for f in self.cell_failures)

@@ -1,17 +1,22 @@
-"""Running an exercise's tests against a notebook's definitions, into a result."""
+"""Running an exercise's judges, into a result.
+
+A judge (an ``@exercise`` test) runs in the process that grades: here. It calls the
+learner's code only through ``run(probe, ...)`` (see :mod:`minitorch.grading.probes`),
+which runs the probe in the learner's process, or in this one for ``check()`` and pytest.
+"""
 
 from __future__ import annotations
 
 import linecache
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from minitorch.grading.namespace import MissingDefinition
+from minitorch.grading.plain import clean_text
+from minitorch.grading.probes import LOOP_HINT, LearnerError, Runner, timed_out_message
 from minitorch.grading.registry import ExerciseTests, Registration
 from minitorch.grading.results import (
     ERROR,
     FAILED,
-    NOT_IMPLEMENTED,
     NOT_RUN,
     PASSED,
     STATUS_PRIORITY,
@@ -19,122 +24,96 @@ from minitorch.grading.results import (
     ExerciseResult,
     TestOutcome,
 )
-from minitorch.grading.timelimit import TimeLimitExceeded, time_limit
-from minitorch.grading.tracebacks import (
-    describe_exception,
-    file_location,
-    notebook_function,
-    notebook_location,
-)
+from minitorch.grading.sandbox import SandboxLost
+from minitorch.grading.tracebacks import describe_exception, file_location
 
 #: Seconds an exercise's tests may run, all together, when the grader runs them.
 EXERCISE_TIMEOUT = 30.0
+#: The most characters of messages kept for one exercise (all its tests together).
+EXERCISE_OUTPUT_LIMIT = 64 * 1024
+#: The most characters of one test's message.
+MESSAGE_LIMIT = 1000
 
-LOOP_HINT = "look for a loop that never ends"
-
-
-def _where(exc: BaseException, nb: Any, test: Registration) -> str:
-    return notebook_location(exc, nb) or file_location(exc, test.file)
+__all__ = [
+    "EXERCISE_TIMEOUT",
+    "LOOP_HINT",
+    "outcome_for",
+    "run_exercise",
+    "run_test",
+    "summarize",
+    "timed_out_message",
+]
 
 
 def _assertion_message(exc: AssertionError, test: Registration) -> str:
-    text = str(exc).strip()
+    try:
+        text = str(exc).strip()
+    except Exception:
+        text = ""
     if text:
         return text.splitlines()[0]
     where = file_location(exc, test.file)
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
+    if test.private:  # a private test's source is never shown
+        return f"assertion failed ({where})" if where else "assertion failed"
     line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb else ""
     statement = f": `{line}`" if line else ""
     return f"assertion failed{statement} ({where})" if where else f"assertion failed{statement}"
 
 
-def timed_out_message(seconds: float, where: str = "") -> str:
-    """``"timed out after 2 s (in `f`, line 3 of notebook cell 4): look for a loop ..."``."""
-    place = f" ({where})" if where else ""
-    return f"timed out after {seconds:g} s{place}: {LOOP_HINT}"
-
-
-def outcome_for(exc: BaseException, nb: Any, test: Registration) -> TestOutcome:
-    """Classify the exception a test raised into a status and a one-line message."""
-    if isinstance(exc, TimeLimitExceeded):
-        message = timed_out_message(exc.seconds, _where(exc, nb, test))
-        return TestOutcome(test.name, TIMED_OUT, message)
-    if isinstance(exc, MissingDefinition):
-        if exc.not_implemented:
-            numbers = [str(f.cell) for f in exc.failures]
-            if len(numbers) == 1:
-                cells, verb, raises = f"cell {numbers[0]}", "raises", "that raise"
-            else:
-                listed = ", ".join(numbers[:-1]) + " and " + numbers[-1]
-                cells, verb, raises = f"cells {listed}", "raise", "those raises"
-            message = (
-                f"`{exc.name}` is not defined: {cells} still {verb} NotImplementedError; "
-                f"replace {raises} with your code"
-            )
-            return TestOutcome(test.name, NOT_IMPLEMENTED, message)
-        return TestOutcome(test.name, ERROR, str(exc))
-    if isinstance(exc, NotImplementedError):
-        function = notebook_function(exc, nb)
-        if function is not None:
-            message = (
-                f"`{function}` still raises NotImplementedError: replace that raise with your code"
-            )
-        else:
-            where = _where(exc, nb, test)
-            message = describe_exception(exc) + (f" ({where})" if where else "")
-        return TestOutcome(test.name, NOT_IMPLEMENTED, message)
+def outcome_for(exc: BaseException, test: Registration) -> TestOutcome:
+    """Classify the exception a judge raised into a status and a one-line message."""
+    if isinstance(exc, LearnerError):
+        return TestOutcome(test.name, exc.status, exc.message)
     if isinstance(exc, AssertionError):
         return TestOutcome(test.name, FAILED, _assertion_message(exc, test))
-    where = _where(exc, nb, test)
+    where = file_location(exc, test.file)
     message = describe_exception(exc) + (f" ({where})" if where else "")
     return TestOutcome(test.name, ERROR, message)
 
 
-def run_test(test: Registration, nb: Any) -> TestOutcome:
-    """Run one test; a :class:`TimeLimitExceeded` is left to the caller."""
+def run_test(test: Registration, run: Runner) -> TestOutcome:
+    """Run one judge; a :class:`SandboxLost` is left to the caller."""
     try:
-        test.func(nb)
-    except TimeLimitExceeded:
+        test.func(run)
+    except SandboxLost:
         raise
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt: the learner's code did it
-        return outcome_for(exc, nb, test)
+    except BaseException as exc:
+        return outcome_for(exc, test)
     return TestOutcome(test.name, PASSED)
+
+
+LostHandler = Callable[[SandboxLost, Registration, Sequence[TestOutcome]], TestOutcome]
 
 
 def run_exercise(
     exercise: ExerciseTests,
-    nb: Any,
+    run: Runner,
     timeout: float | None = EXERCISE_TIMEOUT,
-    on_test: Callable[[str], None] | None = None,
-    on_outcome: Callable[[TestOutcome], None] | None = None,
+    on_lost: LostHandler | None = None,
 ) -> ExerciseResult:
-    """Run the exercise's tests in turn, all within ``timeout`` seconds.
+    """Run the exercise's judges in turn, all within ``timeout`` seconds.
 
-    ``on_test(name)`` is called before each test and ``on_outcome(outcome)`` after it
-    (the worker streams them to the grader). When time runs out, the running test is
-    "timed out" and the tests after it are "not run".
+    When the learner's code runs out of time the running test is "timed out" and the
+    tests after it "not run"; when the learner's process is lost (:class:`SandboxLost`),
+    ``on_lost`` says what the running test's outcome is, and the rest are not run.
     """
+    run.deadline = time.monotonic() + timeout if timeout else None
+    run.limit = timeout
     outcomes: list[TestOutcome] = []
-    current: Registration | None = None
-    try:
-        with time_limit(timeout):
-            for test in exercise.tests:
-                current = test
-                if on_test is not None:
-                    on_test(test.name)
-                outcome = run_test(test, nb)
-                outcomes.append(outcome)
-                current = None
-                if on_outcome is not None:
-                    on_outcome(outcome)
-    except TimeLimitExceeded as exc:
-        if current is not None:
-            outcome = outcome_for(exc, nb, current)
-            outcomes.append(outcome)
-            if on_outcome is not None:
-                on_outcome(outcome)
+    for test in exercise.tests:
+        try:
+            outcome = run_test(test, run)
+        except SandboxLost as lost:
+            if on_lost is None:
+                raise
+            outcomes.append(on_lost(lost, test, outcomes))
+            break
+        outcomes.append(outcome)
+        if outcome.status == TIMED_OUT:
+            break
     names = [t.name for t in exercise.tests]
     return summarize(exercise.id, exercise.title, exercise.points, names, outcomes)
 
@@ -149,6 +128,7 @@ def summarize(
     """The exercise's result from its tests' outcomes; missing tests count as not run.
 
     Partial credit: points x (tests passed / tests of the exercise), to 2 decimals.
+    Messages are cleaned and cut, to at most 64 KB for the whole exercise.
     """
     done = {o.name for o in outcomes}
     outcomes = list(outcomes) + [
@@ -156,6 +136,13 @@ def summarize(
         for name in test_names
         if name not in done
     ]
+    budget = EXERCISE_OUTPUT_LIMIT
+    kept = []
+    for o in outcomes:
+        message = clean_text(o.message, min(MESSAGE_LIMIT, max(budget, 0))) if budget > 0 else ""
+        budget -= len(message) + len(o.name)
+        kept.append(TestOutcome(o.name, o.status, message))
+    outcomes = kept
     if not outcomes:
         return ExerciseResult(exercise_id, title, 0.0, points, ERROR, "no tests for this exercise")
     passed = sum(o.status == PASSED for o in outcomes)

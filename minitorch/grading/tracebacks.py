@@ -8,15 +8,24 @@ from typing import Any
 
 
 def describe_exception(exc: BaseException) -> str:
-    """``"TypeError: first line of the message"``, or just the type when there is none."""
-    name = type(exc).__name__
+    """``"TypeError: first line of the message"``, or just the type when there is none.
+
+    Safe on hostile exceptions: a ``__str__`` that raises gives no message, and a huge
+    message or type name is cut.
+    """
     try:
-        message = str(exc).strip()
-    except Exception:  # a broken __str__ in learner code
+        name = type(exc).__name__
+        name = name[:80] if isinstance(name, str) else "Exception"
+    except BaseException:
+        name = "Exception"
+    try:
+        message = str(exc)
+        message = message[:4000].strip() if isinstance(message, str) else ""
+    except BaseException:  # a broken __str__ in learner code
         message = ""
-    if isinstance(exc, SyntaxError) and exc.msg:
-        message = exc.msg
-    first = message.splitlines()[0] if message else ""
+    if isinstance(exc, SyntaxError) and isinstance(exc.msg, str) and exc.msg:
+        message = exc.msg[:4000]
+    first = message.splitlines()[0][:1000] if message else ""
     return f"{name}: {first}" if first else name
 
 

@@ -1,99 +1,103 @@
-"""The grading worker: a fresh process that loads one notebook and runs its exercises.
+"""The worker: the sandboxed process that runs a learner's notebook and the probes.
 
-``python -m minitorch.grading.worker CONFIG.json`` reads its instructions from the
-config file and appends one JSON object per line to the events file the config names
-(never to stdout, which the notebook may print to). The events, in order:
+It trusts the grader and nothing else; the grader trusts nothing it sends. Over the
+socket it was given (length-prefixed JSON frames):
 
-- ``{"event": "plan", "exercises": [{"id", "title", "points", "tests": [names]}]}``
-- ``{"event": "cell", "cell": N}`` before each code cell runs while loading
-- ``{"event": "loaded", "failures": [cell failures]}``
-- per exercise: ``{"event": "exercise", "id"}``, then per test ``{"event": "test",
-  "id", "test"}`` and ``{"event": "outcome", "id", "outcome"}``, then ``{"event":
-  "result", "result"}``
-- ``{"event": "done"}``, or ``{"event": "fatal", "message"}`` when it cannot grade.
-
-The grader (:mod:`minitorch.grading.grader`) watches the events: it knows what was
-running if the worker hangs or dies, and starts another worker for what is left.
+1. it receives ``{"modules": [[name, code]], "cells": [[number, source]], "skip": {...},
+   "cell_timeout": s, "origin": name}``: the probe modules' code (marshal, base64) and
+   the notebook's code cells, and answers ``{"ready": true}`` once the modules ran;
+2. it runs the cells, sending ``{"cell": n}`` before each and ``{"loaded": [failures]}``
+   at the end;
+3. it answers each ``{"id", "module", "probe", "args", "timeout"}`` with ``{"id", "ok":
+   data}`` or ``{"id", "raised": {...}}`` (see :func:`minitorch.grading.probes.call_probe`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import marshal
 import os
+import socket
+import struct
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+import types
+from typing import Any
 
-from minitorch.grading.errors import GradingError
-from minitorch.grading.notebook import load_notebook
-from minitorch.grading.registry import collect
-from minitorch.grading.results import TestOutcome
-from minitorch.grading.runner import run_exercise
-from minitorch.manifest import Exercise
+from minitorch.grading import plain
+from minitorch.grading.notebook import load_cells
+from minitorch.grading.probes import call_probe, is_probe
+
+_HEADER = struct.Struct(">I")
 
 
-class Events:
-    """Appends events, one JSON line each, flushed at once."""
+class Channel:
+    """Length-prefixed JSON frames over a socket (blocking; the worker's side)."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+    def __init__(self, fd: int) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self.sock.setblocking(True)
         self.dumps = json.dumps  # bound now: a notebook that patches json cannot break us
+        self.loads = json.loads
 
-    def emit(self, event: str, **fields: Any) -> None:
-        self.stream.write(self.dumps({"event": event, **fields}) + "\n")
-        self.stream.flush()
+    def send(self, message: Any) -> None:
+        data = self.dumps(message, allow_nan=False).encode("utf-8")
+        self.sock.sendall(_HEADER.pack(len(data)) + data)
+
+    def _exactly(self, size: int) -> bytes:
+        chunks, left = [], size
+        while left:
+            chunk = self.sock.recv(min(left, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def receive(self) -> Any:
+        (size,) = _HEADER.unpack(self._exactly(_HEADER.size))
+        return self.loads(self._exactly(size).decode("utf-8"))
 
 
-def work(config: dict[str, Any], events: Events) -> None:
-    """Collect the tests, load the notebook, run the exercises asked for."""
-    exercises = [Exercise(e["id"], e["title"], e["points"]) for e in config["exercises"]]
-    plan = collect(config["test_files"], exercises)
-    events.emit(
-        "plan",
-        exercises=[
-            {"id": e.id, "title": e.title, "points": e.points, "tests": [t.name for t in e.tests]}
-            for e in plan
-        ],
-    )
-    skip = {int(cell): problem for cell, problem in config.get("skip_cells", {}).items()}
-    nb = load_notebook(
-        config["notebook"],
-        cell_timeout=config.get("cell_timeout"),
+def _modules(specs: list[list[str]]) -> list[dict[str, Any]]:
+    """Run each probe module's code in a fresh module; its probes by name."""
+    found = []
+    for name, code in specs:
+        module = types.ModuleType(name)
+        module.__file__ = name
+        sys.modules[name] = module
+        exec(marshal.loads(base64.b64decode(code)), module.__dict__)
+        found.append({k: v for k, v in vars(module).items() if is_probe(v)})
+    return found
+
+
+def serve(fd: int) -> None:
+    """Load the notebook and answer probe calls until the grader hangs up."""
+    channel = Channel(fd)
+    setup = channel.receive()
+    probes = _modules(setup["modules"])
+    channel.send({"ready": True})
+    skip = {int(cell): problem for cell, problem in setup.get("skip", {}).items()}
+    nb = load_cells(
+        [(int(n), str(src)) for n, src in setup["cells"]],
+        origin=setup.get("origin", "the notebook"),
+        cell_timeout=setup.get("cell_timeout"),
         skip_cells=skip,
-        on_cell=lambda number: events.emit("cell", cell=number),
+        on_cell=lambda number: channel.send({"cell": number}),
     )
-    events.emit("loaded", failures=[f.to_dict() for f in nb._failures])
-    wanted = config.get("run")
-    for exercise in plan:
-        if wanted is not None and exercise.id not in wanted:
-            continue
-        events.emit("exercise", id=exercise.id)
-
-        def on_test(name: str, exercise_id: str = exercise.id) -> None:
-            events.emit("test", id=exercise_id, test=name)
-
-        def on_outcome(outcome: TestOutcome, exercise_id: str = exercise.id) -> None:
-            events.emit("outcome", id=exercise_id, outcome=outcome.to_dict())
-
-        result = run_exercise(exercise, nb, config.get("timeout"), on_test, on_outcome)
-        events.emit("result", result=result.to_dict())
-    events.emit("done")
-
-
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    with open(config["events"], "a", encoding="utf-8") as stream:
-        events = Events(stream)
+    failures = [f.to_dict() | {"source": ""} for f in nb._failures]
+    channel.send({"loaded": failures})
+    while True:
         try:
-            work(config, events)
-        except GradingError as exc:
-            events.emit("fatal", message=str(exc))
-        except BaseException as exc:  # a bug here, not in the notebook: say what it was
-            events.emit("fatal", message=f"the grading worker failed: {exc!r}")
-    # Skip interpreter shutdown: a notebook's threads or atexit hooks must not hang us.
+            request = channel.receive()
+        except (EOFError, OSError):
+            break
+        if request.get("op") == "bye":
+            break
+        func = probes[request["module"]][request["probe"]]
+        args = plain.decode(request["args"])
+        reply = call_probe(func, nb, args, request.get("timeout"), request.get("limit"))
+        reply["id"] = request["id"]
+        channel.send(reply)
+    sys.stdout.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    main()

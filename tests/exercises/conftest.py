@@ -1,9 +1,12 @@
-"""The ``nb`` fixture: the definitions of the notebook the exercise tests grade.
+"""The ``run`` fixture: the exercise tests (judges) run their probes with it.
 
-By default, the solution notebook of the test module's chapter (``test_01_tensors.py``
--> ``solutions/01_tensors.ipynb``); ``pytest --notebook PATH`` or the environment
-variable ``MINITORCH_NOTEBOOK`` points the tests at any other notebook, e.g. a
-learner's. The notebook is loaded in this process, once per path.
+``nb`` holds the definitions of the notebook the tests grade: by default the solution
+notebook of the test module's chapter (``test_01_tensors.py`` -> ``solutions/01_tensors.ipynb``);
+``pytest --notebook PATH`` or the environment variable ``MINITORCH_NOTEBOOK`` points the
+tests at any other notebook, e.g. a learner's. The notebook is loaded in this process,
+once per path, and ``run(probe, ...)`` calls probes on it in this process, through the
+same plain-data conversion as the grader. ``MINITORCH_GRADE_SEED`` fixes the inputs the
+tests draw (default 0).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from minitorch import manifest
-from minitorch.grading import Namespace, load_notebook
+from minitorch.grading import LocalRunner, Namespace, load_notebook
 
 _loaded: dict[Path, Namespace] = {}
 
@@ -38,3 +41,9 @@ def nb(request: pytest.FixtureRequest) -> Namespace:
     if path not in _loaded:
         _loaded[path] = load_notebook(path)
     return _loaded[path]
+
+
+@pytest.fixture
+def run(nb: Namespace) -> LocalRunner:
+    """``run(probe, *inputs)``: the probe's result on ``nb``, as plain data."""
+    return LocalRunner(nb, seed=int(os.environ.get("MINITORCH_GRADE_SEED", "0")))

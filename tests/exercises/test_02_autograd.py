@@ -1,35 +1,44 @@
-"""Graded tests for chapter 02 (autograd). ``nb`` holds what the notebook defined.
+"""Graded tests for chapter 02 (autograd).
 
-The learner's pieces run inside the real engine: their Functions are applied in bigger
-graphs next to minitorch's own ops, ``.backward()`` runs, and the gradients are compared
-with the same graph built from minitorch's ops and with finite differences. Each failure
-says in one line what was expected and what came out.
+The learner's pieces run inside the real engine, in *probes*: their Functions are
+applied in bigger graphs next to minitorch's own ops and ``.backward()`` runs; a probe
+returns the gradients it saw, as arrays. The *judges* (``@exercise``) build the same graph
+from minitorch's own ops, here in the grader, and compare, or compare with finite
+differences of the reference. Each failure says in one line what was expected and what
+came out. Leaves are described by plain specs ``(seed, shape, low, high, dtype)``, so
+that the probe and the judge build the same values.
 """
 
 import numpy as np
 
 import minitorch
 from minitorch import Function
-from minitorch.autograd import GradcheckError, Node, gradcheck
-from minitorch.grading import exercise
+from minitorch.autograd import Node
+from minitorch.grading import exercise, probe, tensor_data
 
 F64 = minitorch.float64
 
 
-# --- helpers ------------------------------------------------------------------------------
-def _leaf(seed, *shape, low=None, high=None, dtype=F64):
-    """A float64 leaf that requires grad, with reproducible values."""
+# --- helpers, on both sides ---------------------------------------------------------------
+def _spec(seed, *shape, low=None, high=None, dtype="float64"):
+    return (int(seed), tuple(shape), low, high, dtype)
+
+
+def _leaf(spec):
+    """A leaf that requires grad, with reproducible values, from a spec."""
+    seed, shape, low, high, dtype = spec
     rng = np.random.default_rng(seed)
-    if low is None:
-        values = rng.standard_normal(shape)
-    else:
-        values = rng.uniform(low, high, size=shape)
+    values = rng.standard_normal(shape) if low is None else rng.uniform(low, high, size=shape)
+    dtype = getattr(minitorch, dtype)
     return minitorch.tensor(np.asarray(values), dtype=dtype, requires_grad=True)
 
 
-def _fresh(*tensors):
-    """Copies of leaves, so one graph can be built twice (yours, then minitorch's)."""
-    return [t.detach().clone().requires_grad_() for t in tensors]
+def _grad(t):
+    return None if t.grad is None else np.array(t.grad.detach().numpy(), dtype=np.float64)
+
+
+def _weights(seed, shape):
+    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def _array(t):
@@ -37,9 +46,11 @@ def _array(t):
 
 
 def _close(got, expected, what, atol=1e-6, rtol=1e-5):
-    """Assert ``got`` (a tensor, array or None) matches ``expected`` elementwise."""
+    """Assert ``got`` (an array from a probe, or None) matches ``expected`` elementwise."""
     assert got is not None, f"{what} is None: no gradient reached it"
-    got, expected = _array(got), _array(expected)
+    got = got if isinstance(got, np.ndarray) else np.asarray(got)
+    assert got.dtype.kind in "fiub", f"{what} is {got!r}, not numbers"
+    expected = _array(expected)
     assert got.shape == expected.shape, f"{what} has shape {got.shape}, expected {expected.shape}"
     bad = ~np.isclose(got, expected, atol=atol, rtol=rtol)
     if bad.any():
@@ -49,110 +60,220 @@ def _close(got, expected, what, atol=1e-6, rtol=1e-5):
         )
 
 
-def _same_grads(build, leaves, what, build_reference=None):
-    """Run ``build`` (which uses the notebook's pieces) and minitorch's own version of the
-    same graph on copies of ``leaves``; their leaves' gradients must agree."""
-    mine, ref = _fresh(*leaves), _fresh(*leaves)
-    build(*mine).backward()
-    (build_reference or build)(*ref).backward()
-    for k, (a, b) in enumerate(zip(mine, ref, strict=True)):
-        _close(a.grad, b.grad, f"{what}: the gradient of input {k}")
+# The graphs built with the learner's pieces (probe side) and with minitorch's ops (judge
+# side): f(nb, leaves, constants, params) and g(leaves, constants, params).
+MINE = {
+    "mul": lambda nb, L, C, P: (nb.Mul.apply(L[0], L[1]).exp() + nb.Mul.apply(L[0], 3.0)).sum(),
+    "div": lambda nb, L, C, P: (
+        nb.Div.apply(L[0], L[1]).tanh() + nb.Div.apply(2.0, L[1]) + nb.Div.apply(L[0], 4.0)
+    ).sum(),
+    "mul_self": lambda nb, L, C, P: nb.Mul.apply(L[0], L[0]).sum(),
+    "exp_log": lambda nb, L, C, P: (
+        nb.Log.apply(nb.Exp.apply(L[0]) + 1.0).sum()
+        + (nb.Log.apply(nb.Exp.apply(L[0]).sum(1)) * 2.0).sum()
+    ),
+    "add": lambda nb, L, C, P: (nb.Add.apply(L[0] * 2.0, L[1].tanh()) * C[0]).sum(),
+    "matmul": lambda nb, L, C, P: (nb.MatMul.apply(L[0], L[1]) * C[0]).sum(),
+    "two_layers": lambda nb, L, C, P: (
+        nb.MatMul.apply(nb.MatMul.apply(L[0], L[1]).relu(), L[2]).tanh().mean()
+    ),
+    "sum": lambda nb, L, C, P: (nb.Sum.apply(L[0], P[0], P[1]) * C[0]).sum(),
+    "softmax_sum": lambda nb, L, C, P: (
+        (L[0].exp() / nb.Sum.apply(L[0].exp(), 1, True) * L[1]).sum()
+        + nb.Sum.apply(nb.Sum.apply(L[0] * L[0], 0, False), None, False)
+    ),
+}
+
+REFERENCE = {
+    "mul": lambda L, C, P: ((L[0] * L[1]).exp() + L[0] * 3.0).sum(),
+    "div": lambda L, C, P: ((L[0] / L[1]).tanh() + 2.0 / L[1] + L[0] / 4.0).sum(),
+    "mul_self": lambda L, C, P: (L[0] * L[0]).sum(),
+    "exp_log": lambda L, C, P: (
+        (L[0].exp() + 1.0).log().sum() + (L[0].exp().sum(1).log() * 2.0).sum()
+    ),
+    "add": lambda L, C, P: ((L[0] * 2.0 + L[1].tanh()) * C[0]).sum(),
+    "matmul": lambda L, C, P: ((L[0] @ L[1]) * C[0]).sum(),
+    "two_layers": lambda L, C, P: ((L[0] @ L[1]).relu() @ L[2]).tanh().mean(),
+    "sum": lambda L, C, P: (L[0].sum(P[0], keepdim=P[1]) * C[0]).sum(),
+    "softmax_sum": lambda L, C, P: (
+        (L[0].exp() / L[0].exp().sum(1, keepdim=True) * L[1]).sum() + (L[0] * L[0]).sum(0).sum()
+    ),
+}
 
 
-def _finite_differences(fn, inputs, what):
-    """minitorch's gradcheck on ``fn``, turned into a one-line assertion."""
-    try:
-        gradcheck(fn, inputs)
-    except GradcheckError as err:
-        worst = str(err).splitlines()[1]
-        raise AssertionError(f"{what} disagrees with finite differences: {worst}") from None
+@probe
+def graph_grads(nb, graph, specs, constants, params):
+    leaves = [_leaf(s) for s in specs]
+    consts = [minitorch.tensor(c) for c in constants]
+    MINE[graph](nb, leaves, consts, params).backward()
+    return [_grad(t) for t in leaves]
+
+
+def _same_grads(run, graph, specs, what, constants=(), params=()):
+    """The learner's graph and minitorch's: their leaves' gradients must agree."""
+    got = run(graph_grads, graph, specs, list(constants), list(params))
+    leaves = [_leaf(s) for s in specs]
+    REFERENCE[graph](leaves, [minitorch.tensor(c) for c in constants], list(params)).backward()
+    for k, (g, leaf) in enumerate(zip(got, leaves, strict=True)):
+        _close(g, leaf.grad, f"{what}: the gradient of input {k}")
+
+
+# The learner's Functions whose Jacobians are compared with finite differences.
+FUNCTIONS = {
+    "Mul": lambda nb: nb.Mul.apply,
+    "Div": lambda nb: nb.Div.apply,
+    "Exp": lambda nb: nb.Exp.apply,
+    "Log": lambda nb: nb.Log.apply,
+    "MatMul": lambda nb: nb.MatMul.apply,
+    "Sum(x, 1, False) * 2": lambda nb: lambda t: nb.Sum.apply(t, 1, False) * 2.0,
+    "Sum(x, (0, 1), True)": lambda nb: lambda t: nb.Sum.apply(t, (0, 1), True),
+}
+REFERENCE_FUNCTIONS = {
+    "Mul": lambda a, b: a * b,
+    "Div": lambda a, b: a / b,
+    "Exp": lambda a: a.exp(),
+    "Log": lambda a: a.log(),
+    "MatMul": lambda a, b: a @ b,
+    "Sum(x, 1, False) * 2": lambda t: t.sum(1) * 2.0,
+    "Sum(x, (0, 1), True)": lambda t: t.sum((0, 1), keepdim=True),
+}
+
+
+@probe
+def jacobian(nb, name, specs):
+    """The Jacobian of the learner's function from its backward: one row per output."""
+    leaves = [_leaf(s) for s in specs]
+    out = FUNCTIONS[name](nb)(*leaves)
+    rows = []
+    for j in range(out.numel()):
+        seed = np.zeros(out.numel())
+        seed[j] = 1.0
+        go = minitorch.tensor(seed.reshape(tuple(out.shape)), dtype=out.dtype)
+        grads = minitorch.autograd.grad(out, leaves, go, retain_graph=True, allow_unused=True)
+        rows.append([None if g is None else np.array(g.numpy(), dtype=np.float64) for g in grads])
+    return rows
+
+
+def _finite_differences(run, name, specs, what, eps=1e-6):
+    """The learner's Jacobian (from backward) against central differences of minitorch's."""
+    rows = run(jacobian, name, specs)
+    values = [np.array(_leaf(s).detach().numpy(), dtype=np.float64) for s in specs]
+    fn = REFERENCE_FUNCTIONS[name]
+
+    def forward(arrays):
+        return np.array(fn(*[minitorch.tensor(a) for a in arrays]).numpy(), dtype=np.float64)
+
+    out = forward(values)
+    assert len(rows) == out.size, (
+        f"{what}: the output has {len(rows)} elements, expected {out.size}"
+    )
+    for n, x in enumerate(values):
+        for p in np.ndindex(*x.shape):
+            plus = [v.copy() for v in values]
+            minus = [v.copy() for v in values]
+            plus[n][p] += eps
+            minus[n][p] -= eps
+            numeric = ((forward(plus) - forward(minus)) / (2 * eps)).ravel()
+            for j in range(out.size):
+                g = rows[j][n]
+                analytic = 0.0 if g is None else np.asarray(g, dtype=np.float64)[p]
+                if not np.isclose(analytic, numeric[j], atol=1e-5, rtol=1e-3):
+                    raise AssertionError(
+                        f"{what} disagrees with finite differences: d out[{j}] / d input{n}"
+                        f"{list(p)} is {analytic:.6g} by your backward, {numeric[j]:.6g} by "
+                        "finite differences"
+                    )
+
+
+# Second derivatives through the learner's backward (create_graph=True).
+SECOND = {
+    "cube": lambda nb, x: nb.Mul.apply(x, nb.Mul.apply(x, x)).sum(),
+    "reciprocal": lambda nb, x: nb.Div.apply(1.0, x).sum(),
+    "exp": lambda nb, x: nb.Exp.apply(x).sum(),
+    "log": lambda nb, x: nb.Log.apply(x).sum(),
+}
+
+
+@probe
+def second_derivative(nb, name, spec):
+    x = _leaf(spec)
+    (g,) = minitorch.autograd.grad(SECOND[name](nb, x), x, create_graph=True)
+    (gg,) = minitorch.autograd.grad(g.sum(), x)
+    return np.array(gg.detach().numpy(), dtype=np.float64)
 
 
 # --- 02.1 Mul and Div ---------------------------------------------------------------------
 @exercise("02.1")
-def test_mul_in_a_graph_matches_minitorch(nb):
-    def mine(x, y):
-        return (nb.Mul.apply(x, y).exp() + nb.Mul.apply(x, 3.0)).sum()
-
-    def reference(x, y):
-        return ((x * y).exp() + x * 3.0).sum()
-
-    _same_grads(
-        mine, [_leaf(1, 3, 4), _leaf(2, 3, 4)], "(Mul(x, y).exp() + Mul(x, 3)).sum()", reference
-    )
+def test_mul_in_a_graph_matches_minitorch(run):
+    # catches: a wrong local derivative for either input; a constant second input
+    s = int(run.rng.integers(1000))
+    specs = [_spec(1 + s, 3, 4), _spec(2 + s, 3, 4)]
+    _same_grads(run, "mul", specs, "(Mul(x, y).exp() + Mul(x, 3)).sum()")
 
 
 @exercise("02.1")
-def test_div_in_a_graph_matches_minitorch(nb):
-    def mine(x, y):
-        return (nb.Div.apply(x, y).tanh() + nb.Div.apply(2.0, y) + nb.Div.apply(x, 4.0)).sum()
-
-    def reference(x, y):
-        return ((x / y).tanh() + 2.0 / y + x / 4.0).sum()
-
-    x, y = _leaf(3, 2, 5), _leaf(4, 2, 5, low=0.5, high=2.0)
-    _same_grads(mine, [x, y], "(Div(x, y).tanh() + Div(2, y) + Div(x, 4)).sum()", reference)
+def test_div_in_a_graph_matches_minitorch(run):
+    # catches: the quotient rule's sign or square; a constant numerator
+    s = int(run.rng.integers(1000))
+    specs = [_spec(3 + s, 2, 5), _spec(4 + s, 2, 5, low=0.5, high=2.0)]
+    _same_grads(run, "div", specs, "(Div(x, y).tanh() + Div(2, y) + Div(x, 4)).sum()")
 
 
 @exercise("02.1")
-def test_mul_of_a_tensor_with_itself(nb):
-    x = _leaf(5, 4)
-    nb.Mul.apply(x, x).sum().backward()
-    _close(x.grad, 2 * _array(x), "Mul.apply(x, x).sum(): x.grad (both inputs are x: 2x)")
+def test_mul_of_a_tensor_with_itself(run):
+    # catches: gradients overwritten instead of added when both inputs are one tensor
+    _same_grads(run, "mul_self", [_spec(5, 4)], "Mul.apply(x, x).sum(): x.grad (both inputs: 2x)")
 
 
 @exercise("02.1")
-def test_mul_and_div_agree_with_finite_differences(nb):
-    x, y = _leaf(6, 2, 3), _leaf(7, 2, 3, low=0.5, high=2.0)
-    _finite_differences(nb.Mul.apply, (x, y), "Mul.apply(x, y)")
-    _finite_differences(nb.Div.apply, (x, y), "Div.apply(x, y)")
+def test_mul_and_div_agree_with_finite_differences(run):
+    # catches: swapped gradients between the two inputs
+    specs = [_spec(6, 2, 3), _spec(7, 2, 3, low=0.5, high=2.0)]
+    _finite_differences(run, "Mul", specs, "Mul.apply(x, y)")
+    _finite_differences(run, "Div", specs, "Div.apply(x, y)")
 
 
 @exercise("02.1")
-def test_mul_and_div_backward_are_differentiable(nb):
-    x = _leaf(8, 3, low=0.5, high=2.0)
-    cube = nb.Mul.apply(x, nb.Mul.apply(x, x)).sum()
-    (g,) = minitorch.autograd.grad(cube, x, create_graph=True)
-    (gg,) = minitorch.autograd.grad(g.sum(), x)
+def test_mul_and_div_backward_are_differentiable(run):
+    # catches: a backward that detaches or goes through numpy (no second derivatives)
     hint = "(compute backward with Tensor ops on ctx.saved_tensors, never .detach() or .numpy())"
-    _close(gg, 6 * _array(x), f"the second derivative of x*x*x through your Mul {hint}")
-    x = _leaf(9, 3, low=0.5, high=2.0)
-    (g,) = minitorch.autograd.grad(nb.Div.apply(1.0, x).sum(), x, create_graph=True)
-    (gg,) = minitorch.autograd.grad(g.sum(), x)
-    _close(gg, 2 / _array(x) ** 3, f"the second derivative of 1/x through your Div {hint}")
+    spec = _spec(8, 3, low=0.5, high=2.0)
+    x = _array(_leaf(spec))
+    got = run(second_derivative, "cube", spec)
+    _close(got, 6 * x, f"the second derivative of x*x*x through your Mul {hint}")
+    spec = _spec(9, 3, low=0.5, high=2.0)
+    x = _array(_leaf(spec))
+    got = run(second_derivative, "reciprocal", spec)
+    _close(got, 2 / x**3, f"the second derivative of 1/x through your Div {hint}")
 
 
 # --- 02.2 Exp and Log ---------------------------------------------------------------------
 @exercise("02.2")
-def test_softplus_and_logsumexp_match_minitorch(nb):
-    def mine(x):
-        softplus = nb.Log.apply(nb.Exp.apply(x) + 1.0)
-        logsumexp = nb.Log.apply(nb.Exp.apply(x).sum(1))
-        return softplus.sum() + (logsumexp * 2.0).sum()
-
-    def reference(x):
-        return (x.exp() + 1.0).log().sum() + (x.exp().sum(1).log() * 2.0).sum()
-
-    _same_grads(mine, [_leaf(10, 3, 4)], "softplus + logsumexp with your Exp and Log", reference)
+def test_softplus_and_logsumexp_match_minitorch(run):
+    # catches: exp's backward not reusing the output; log's 1/x missing
+    s = int(run.rng.integers(1000))
+    _same_grads(run, "exp_log", [_spec(10 + s, 3, 4)], "softplus + logsumexp with your Exp and Log")
 
 
 @exercise("02.2")
-def test_exp_and_log_agree_with_finite_differences(nb):
-    _finite_differences(nb.Exp.apply, (_leaf(11, 2, 3),), "Exp.apply(x)")
-    _finite_differences(nb.Log.apply, (_leaf(12, 2, 3, low=0.2, high=3.0),), "Log.apply(x)")
+def test_exp_and_log_agree_with_finite_differences(run):
+    # catches: a derivative of the wrong function (log's for exp, ...)
+    _finite_differences(run, "Exp", [_spec(11, 2, 3)], "Exp.apply(x)")
+    _finite_differences(run, "Log", [_spec(12, 2, 3, low=0.2, high=3.0)], "Log.apply(x)")
 
 
 @exercise("02.2")
-def test_exp_and_log_backward_are_differentiable(nb):
-    x = _leaf(13, 4, low=0.3, high=2.0)
-    (g,) = minitorch.autograd.grad(nb.Exp.apply(x).sum(), x, create_graph=True)
-    (gg,) = minitorch.autograd.grad(g.sum(), x)
+def test_exp_and_log_backward_are_differentiable(run):
+    # catches: saved outputs used through .numpy() (no second derivatives)
     hint = "(use the saved tensor in Tensor ops, not its .numpy())"
-    _close(gg, np.exp(_array(x)), f"the second derivative of exp(x) through your Exp {hint}")
-    x = _leaf(14, 4, low=0.3, high=2.0)
-    (g,) = minitorch.autograd.grad(nb.Log.apply(x).sum(), x, create_graph=True)
-    (gg,) = minitorch.autograd.grad(g.sum(), x)
-    _close(gg, -1 / _array(x) ** 2, f"the second derivative of log(x) through your Log {hint}")
+    spec = _spec(13, 4, low=0.3, high=2.0)
+    x = _array(_leaf(spec))
+    got = run(second_derivative, "exp", spec)
+    _close(got, np.exp(x), f"the second derivative of exp(x) through your Exp {hint}")
+    spec = _spec(14, 4, low=0.3, high=2.0)
+    x = _array(_leaf(spec))
+    got = run(second_derivative, "log", spec)
+    _close(got, -1 / x**2, f"the second derivative of log(x) through your Log {hint}")
 
 
 # --- 02.3 unbroadcast ---------------------------------------------------------------------
@@ -170,51 +291,59 @@ UNBROADCAST_CASES = [
 ]
 
 
+@probe
+def unbroadcast_results(nb, cases):
+    return [tensor_data(nb.unbroadcast(minitorch.tensor(values), shape)) for values, shape in cases]
+
+
 @exercise("02.3")
-def test_unbroadcast_sums_back_to_the_shape(nb):
-    rng = np.random.default_rng(15)
-    for grad_shape, shape in UNBROADCAST_CASES:
-        values = rng.standard_normal(grad_shape)
-        got = nb.unbroadcast(minitorch.tensor(values), shape)
-        call = f"unbroadcast(grad of shape {grad_shape}, {shape})"
-        assert isinstance(got, minitorch.Tensor), f"{call} returned a {type(got).__name__}"
-        assert tuple(got.shape) == shape, f"{call} has shape {tuple(got.shape)}, expected {shape}"
-        lead = len(grad_shape) - len(shape)
+def test_unbroadcast_sums_back_to_the_shape(run):
+    # catches: leading dims not summed; size-1 dims not kept; the wrong dims summed
+    cases = [(run.rng.standard_normal(g), shape) for g, shape in UNBROADCAST_CASES]
+    for (values, shape), got in zip(cases, run(unbroadcast_results, cases), strict=True):
+        call = f"unbroadcast(grad of shape {values.shape}, {shape})"
+        assert got["type"] == "Tensor", f"{call} returned a {got['type']}"
+        assert got["shape"] == shape, f"{call} has shape {got['shape']}, expected {shape}"
+        lead = values.ndim - len(shape)
         expected = values.sum(axis=tuple(range(lead)))
         summed = tuple(i for i, n in enumerate(shape) if n == 1 and expected.shape[i] != 1)
         expected = expected.sum(axis=summed, keepdims=True).reshape(shape)
-        _close(got, expected, call)
+        _close(got["values"], expected, call)
+
+
+@probe
+def unbroadcast_in_a_graph(nb, spec):
+    grad = _leaf(spec)  # a gradient that is itself in a graph (create_graph=True)
+    summed = nb.unbroadcast(grad * 2.0, (2, 1))
+    data = tensor_data(summed)
+    if data["type"] == "Tensor" and summed.requires_grad:
+        (summed * minitorch.tensor([[1.0], [-3.0]], dtype=F64)).sum().backward()
+        data["leaf_grad"] = _grad(grad)
+    return data
 
 
 @exercise("02.3")
-def test_unbroadcast_is_built_from_tensor_ops(nb):
-    grad = _leaf(16, 4, 2, 3)  # a gradient that is itself in a graph (create_graph=True)
-    summed = nb.unbroadcast(grad * 2.0, (2, 1))
-    assert isinstance(summed, minitorch.Tensor) and summed.requires_grad, (
+def test_unbroadcast_is_built_from_tensor_ops(run):
+    # catches: an unbroadcast through numpy (gradients of gradients stop there)
+    got = run(unbroadcast_in_a_graph, _spec(16, 4, 2, 3))
+    assert got["type"] == "Tensor" and got.get("requires_grad"), (
         "unbroadcast(grad, shape) of a grad that requires grad gave a result that does not: "
         "use Tensor ops (grad.sum, .reshape), not numpy, so gradients of gradients flow"
     )
-    (summed * minitorch.tensor([[1.0], [-3.0]], dtype=F64)).sum().backward()
     expected = np.broadcast_to(np.array([[2.0], [-6.0]]), (4, 2, 3))
-    _close(grad.grad, expected, "the gradient flowing back through unbroadcast(grad, (2, 1))")
+    _close(
+        got["leaf_grad"], expected, "the gradient flowing back through unbroadcast(grad, (2, 1))"
+    )
 
 
 @exercise("02.3")
-def test_add_with_broadcast_inputs_in_a_graph(nb):
+def test_add_with_broadcast_inputs_in_a_graph(run):
+    # catches: Add's backward that forgets to unbroadcast either input
     cases = [((4, 3), (3,)), ((2, 1, 3), (4, 1)), ((), (2, 3)), ((2, 3), (1, 1)), ((3, 1), (1, 5))]
     for k, (sa, sb) in enumerate(cases):
-        a, b = _leaf(20 + k, *sa), _leaf(30 + k, *sb)
-        weights = minitorch.tensor(
-            np.random.default_rng(k).standard_normal(np.broadcast_shapes(sa, sb))
-        )
-
-        def mine(a, b, weights=weights):
-            return (nb.Add.apply(a * 2.0, b.tanh()) * weights).sum()
-
-        def reference(a, b, weights=weights):
-            return ((a * 2.0 + b.tanh()) * weights).sum()
-
-        _same_grads(mine, [a, b], f"Add of shapes {sa} and {sb}", reference)
+        weights = _weights(k, np.broadcast_shapes(sa, sb))
+        specs = [_spec(20 + k, *sa), _spec(30 + k, *sb)]
+        _same_grads(run, "add", specs, f"Add of shapes {sa} and {sb}", [weights])
 
 
 # --- 02.4 MatMul --------------------------------------------------------------------------
@@ -229,37 +358,28 @@ MATMUL_SHAPES = [
 
 
 @exercise("02.4")
-def test_matmul_grads_match_minitorch(nb):
+def test_matmul_grads_match_minitorch(run):
+    # catches: untransposed factors; batch dims not summed back for a broadcast input
+    s = int(run.rng.integers(1000))
     for k, (sa, sb) in enumerate(MATMUL_SHAPES):
-        a, b = _leaf(40 + k, *sa), _leaf(50 + k, *sb)
         out_shape = np.matmul(np.zeros(sa), np.zeros(sb)).shape
-        weights = minitorch.tensor(np.random.default_rng(k).standard_normal(out_shape))
-
-        def mine(a, b, weights=weights):
-            return (nb.MatMul.apply(a, b) * weights).sum()
-
-        def reference(a, b, weights=weights):
-            return ((a @ b) * weights).sum()
-
-        _same_grads(mine, [a, b], f"MatMul of shapes {sa} @ {sb}", reference)
+        specs = [_spec(40 + k + s, *sa), _spec(50 + k + s, *sb)]
+        weights = _weights(k + s, out_shape)
+        _same_grads(run, "matmul", specs, f"MatMul of shapes {sa} @ {sb}", [weights])
 
 
 @exercise("02.4")
-def test_batched_matmul_agrees_with_finite_differences(nb):
-    a, b = _leaf(60, 2, 1, 2, 3), _leaf(61, 3, 3, 2)
-    _finite_differences(nb.MatMul.apply, (a, b), "MatMul.apply of shapes (2, 1, 2, 3) @ (3, 3, 2)")
+def test_batched_matmul_agrees_with_finite_differences(run):
+    # catches: gradients of broadcast batch dims left unsummed
+    specs = [_spec(60, 2, 1, 2, 3), _spec(61, 3, 3, 2)]
+    _finite_differences(run, "MatMul", specs, "MatMul.apply of shapes (2, 1, 2, 3) @ (3, 3, 2)")
 
 
 @exercise("02.4")
-def test_a_two_layer_network_with_your_matmul(nb):
-    def mine(x, w1, w2):
-        return nb.MatMul.apply(nb.MatMul.apply(x, w1).relu(), w2).tanh().mean()
-
-    def reference(x, w1, w2):
-        return ((x @ w1).relu() @ w2).tanh().mean()
-
-    leaves = [_leaf(62, 5, 4), _leaf(63, 4, 6), _leaf(64, 6, 2)]
-    _same_grads(mine, leaves, "a two-layer network built with MatMul", reference)
+def test_a_two_layer_network_with_your_matmul(run):
+    # catches: a MatMul that only works on its own, not inside a bigger graph
+    specs = [_spec(62, 5, 4), _spec(63, 4, 6), _spec(64, 6, 2)]
+    _same_grads(run, "two_layers", specs, "a two-layer network built with MatMul")
 
 
 # --- 02.5 Sum -----------------------------------------------------------------------------
@@ -276,141 +396,155 @@ SUM_CASES = [
 
 
 @exercise("02.5")
-def test_sum_grads_match_minitorch(nb):
+def test_sum_grads_match_minitorch(run):
+    # catches: the summed dims not restored before expanding; negative or tuple dims
+    s = int(run.rng.integers(1000))
     for k, (dim, keepdim) in enumerate(SUM_CASES):
-        x = _leaf(70 + k, 2, 3, 4)
-        out_shape = x.detach().sum(dim, keepdim=keepdim).shape
-        weights = minitorch.tensor(np.random.default_rng(k).standard_normal(out_shape))
-
-        def mine(x, dim=dim, keepdim=keepdim, weights=weights):
-            return (nb.Sum.apply(x, dim, keepdim) * weights).sum()
-
-        def reference(x, dim=dim, keepdim=keepdim, weights=weights):
-            return (x.sum(dim, keepdim=keepdim) * weights).sum()
-
-        _same_grads(mine, [x], f"Sum.apply(x of shape (2, 3, 4), {dim}, {keepdim})", reference)
+        out_shape = np.zeros((2, 3, 4)).sum(axis=dim, keepdims=keepdim).shape
+        specs = [_spec(70 + k + s, 2, 3, 4)]
+        what = f"Sum.apply(x of shape (2, 3, 4), {dim}, {keepdim})"
+        _same_grads(run, "sum", specs, what, [_weights(k + s, out_shape)], [dim, keepdim])
 
 
 @exercise("02.5")
-def test_sum_normalising_with_broadcast(nb):
-    def mine(x, t):
-        e = x.exp()
-        p = e / nb.Sum.apply(e, 1, True)
-        return (p * t).sum() + nb.Sum.apply(nb.Sum.apply(x * x, 0, False), None, False)
-
-    def reference(x, t):
-        e = x.exp()
-        return (e / e.sum(1, keepdim=True) * t).sum() + (x * x).sum(0).sum()
-
-    leaves = [_leaf(80, 3, 5), _leaf(81, 3, 5)]
-    _same_grads(mine, leaves, "a softmax normalised with Sum(e, 1, True)", reference)
+def test_sum_normalising_with_broadcast(run):
+    # catches: a keepdim=True sum whose gradient has the wrong shape downstream
+    specs = [_spec(80, 3, 5), _spec(81, 3, 5)]
+    _same_grads(run, "softmax_sum", specs, "a softmax normalised with Sum(e, 1, True)")
 
 
 @exercise("02.5")
-def test_sum_agrees_with_finite_differences(nb):
-    x = _leaf(82, 2, 3)
-    _finite_differences(lambda t: nb.Sum.apply(t, 1, False) * 2.0, (x,), "Sum.apply(x, 1, False)")
-    _finite_differences(lambda t: nb.Sum.apply(t, (0, 1), True), (x,), "Sum.apply(x, (0, 1), True)")
+def test_sum_agrees_with_finite_differences(run):
+    # catches: a gradient that is not all ones over the summed dims
+    specs = [_spec(82, 2, 3)]
+    _finite_differences(run, "Sum(x, 1, False) * 2", specs, "Sum.apply(x, 1, False)")
+    _finite_differences(run, "Sum(x, (0, 1), True)", specs, "Sum.apply(x, (0, 1), True)")
 
 
 # --- 02.6 topological order ---------------------------------------------------------------
-def _reachable(root):
-    """Every node reachable from ``root`` along next_functions (an explicit stack)."""
-    seen, stack = {root}, [root]
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return seen
+def _nodes(root):
+    """The graph's nodes in a canonical order (breadth first from the root, children in
+    order), with their names and edges as indices into that order."""
+    index, order = {root: 0}, [root]
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None and child not in index:
+                index[child] = len(order)
+                order.append(child)
+    names = [n.name() for n in order]
+    edges = [[index[c] for c, _ in n.next_functions if c is not None] for n in order]
+    return index, names, edges
 
 
-def _check_order(nb, tensor, what):
-    order = nb.topological_order(tensor)
+GRAPHS_TO_ORDER = {
+    "small": lambda L: (L[0] * L[1]).sum() + L[2],
+    "diamond": lambda L: (lambda y: y + y.exp())(L[0] * 2.0),
+    "shared": lambda L: (lambda h: (h.exp() + h * h + h / (L[1] * L[1] + 1.0)).sum() * h.sum())(
+        L[0] * L[1]
+    ),
+    "network": lambda L: (((L[0] @ L[1] + L[2]).relu() @ L[3]) ** 2).mean(),
+    "doubling": lambda L: _doubled(L[0], 18).sum(),
+    "chain": lambda L: _chain(L[0], 10_000),
+}
+
+
+def _doubled(h, levels):
+    for _ in range(levels):
+        h = h + h  # each level doubles the number of paths down to x
+    return h
+
+
+def _chain(y, length):
+    for _ in range(length):
+        y = y * 1.0001
+    return y
+
+
+@probe
+def order_of(nb, graph, specs):
+    """The learner's order as canonical node numbers (-1: not a Node, -2: not in the graph)."""
+    root = GRAPHS_TO_ORDER[graph]([_leaf(s) for s in specs])
+    index, _, _ = _nodes(root.grad_fn)
+    try:
+        order = nb.topological_order(root)
+    except RecursionError:
+        raise AssertionError(
+            "topological_order hit Python's recursion limit: walk the graph with an explicit "
+            "stack or queue instead of recursion"
+        ) from None
+    if order is None:
+        return None
+    return [index.get(n, -2) if isinstance(n, Node) else -1 for n in list(order)]
+
+
+def _check_order(run, graph, specs, what):
+    order = run(order_of, graph, specs)
     assert order is not None, f"topological_order({what}) returned None: return a list of nodes"
-    order = list(order)
-    nodes = _reachable(tensor.grad_fn)
+    root = GRAPHS_TO_ORDER[graph]([_leaf(s) for s in specs])
+    _, names, edges = _nodes(root.grad_fn)
     position = {}
     for i, node in enumerate(order):
-        if not isinstance(node, Node):
+        if node == -1:
             raise AssertionError(
-                f"topological_order({what}) contains a {type(node).__name__}; list the graph's "
-                "nodes (grad_fn objects and the AccumulateGrad nodes of next_functions)"
+                f"topological_order({what}) contains something that is not a node; list the "
+                "graph's nodes (grad_fn objects and the AccumulateGrad nodes of next_functions)"
             )
-        if node not in nodes:
-            raise AssertionError(
-                f"topological_order({what}) contains {node!r}, which is not a node of the graph"
-            )
+        if node == -2:
+            raise AssertionError(f"topological_order({what}) contains a node not in the graph")
         if node in position:
-            count = sum(n is node for n in order)
+            count = sum(n == node for n in order)
             raise AssertionError(
-                f"topological_order({what}) lists {node.name()} {count} times; "
+                f"topological_order({what}) lists {names[node]} {count} times; "
                 "each node must appear once (remember the nodes you have seen)"
             )
         position[node] = i
-    missing = sorted(n.name() for n in nodes if n not in position)
+    missing = sorted(names[n] for n in range(len(names)) if n not in position)
     if missing:
         raise AssertionError(
-            f"topological_order({what}) misses {len(missing)} of the graph's {len(nodes)} "
+            f"topological_order({what}) misses {len(missing)} of the graph's {len(names)} "
             f"nodes, among them {missing[0]}; follow next_functions all the way down to the "
             "leaves' AccumulateGrad nodes"
         )
     for node in order:
-        for child, _ in node.next_functions:
-            if child is not None and position[child] < position[node]:
+        for child in edges[node]:
+            if position[child] < position[node]:
                 raise AssertionError(
-                    f"topological_order({what}) puts {child.name()} (position "
-                    f"{position[child]}) before {node.name()} (position {position[node]}), "
-                    f"but {node.name()} sends it a gradient, so it must come first"
+                    f"topological_order({what}) puts {names[child]} (position "
+                    f"{position[child]}) before {names[node]} (position {position[node]}), "
+                    f"but {names[node]} sends it a gradient, so it must come first"
                 )
     return order
 
 
 @exercise("02.6")
-def test_order_of_small_graphs(nb):
-    x, w, b = _leaf(90, 3), _leaf(91, 3), _leaf(92)
-    order = _check_order(nb, (x * w).sum() + b, "(x * w).sum() + b")
+def test_order_of_small_graphs(run):
+    # catches: leaves' AccumulateGrad nodes left out; a node reached twice listed twice
+    order = _check_order(run, "small", [_spec(90, 3), _spec(91, 3), _spec(92)], "(x * w).sum() + b")
     assert len(order) == 6, (
         f"topological_order((x * w).sum() + b) has {len(order)} nodes, expected 6"
     )
-    y = x * 2.0
-    _check_order(nb, y + y.exp(), "y + y.exp()")  # a diamond: y's node is reached twice
+    _check_order(run, "diamond", [_spec(90, 3)], "y + y.exp()")
 
 
 @exercise("02.6")
-def test_order_with_shared_subexpressions(nb):
-    x, y = _leaf(93, 4), _leaf(94, 4)
-    h = x * y
-    z = (h.exp() + h * h + h / (y * y + 1.0)).sum() * h.sum()
-    _check_order(nb, z, "a graph that reuses h = x * y four times")
-    x, w1, b1, w2 = _leaf(95, 5, 3), _leaf(96, 3, 4), _leaf(97, 4), _leaf(98, 4, 1)
-    loss = (((x @ w1 + b1).relu() @ w2) ** 2).mean()
-    _check_order(nb, loss, "a two-layer network's loss")
+def test_order_with_shared_subexpressions(run):
+    # catches: a node placed before all of the nodes that feed it a gradient
+    _check_order(run, "shared", [_spec(93, 4), _spec(94, 4)], "a graph that reuses h = x * y")
+    specs = [_spec(95, 5, 3), _spec(96, 3, 4), _spec(97, 4), _spec(98, 4, 1)]
+    _check_order(run, "network", specs, "a two-layer network's loss")
 
 
 @exercise("02.6")
-def test_order_when_paths_multiply(nb):
-    x = _leaf(99, 2)
-    h = x
-    for _ in range(18):
-        h = h + h  # each level doubles the number of paths down to x: 2**18 in the end
-    order = _check_order(nb, h.sum(), "h.sum() after 18 levels of h = h + h")
+def test_order_when_paths_multiply(run):
+    # catches: a walk without a seen-set, exponential in the number of paths
+    order = _check_order(run, "doubling", [_spec(99, 2)], "h.sum() after 18 levels of h = h + h")
     assert len(order) == 20, f"topological_order has {len(order)} nodes, expected 20"
 
 
 @exercise("02.6")
-def test_order_of_a_10000_op_chain(nb):
-    x = _leaf(100, 1)
-    y = x
-    for _ in range(10_000):
-        y = y * 1.0001
-    try:
-        _check_order(nb, y, "a chain of 10,000 multiplications")
-    except RecursionError:
-        raise AssertionError(
-            "topological_order of a chain of 10,000 ops hit Python's recursion limit: "
-            "walk the graph with an explicit stack or queue instead of recursion"
-        ) from None
+def test_order_of_a_10000_op_chain(run):
+    # catches: a recursive walk (Python's recursion limit)
+    _check_order(run, "chain", [_spec(100, 1)], "a chain of 10,000 multiplications")
 
 
 # --- 02.7 the backward pass ---------------------------------------------------------------
@@ -449,139 +583,222 @@ def _run_mine(nb, tensor, gradient=None):
         ) from None
 
 
+def _leaf_state(t):
+    return {"grad": _grad(t), "requires_grad": t.grad is not None and bool(t.grad.requires_grad)}
+
+
+@probe
+def backward_grads(nb, k, specs):
+    leaves = [_leaf(s) for s in specs]
+    _run_mine(nb, GRAPHS[k][0](*leaves))
+    return [_leaf_state(t) for t in leaves]
+
+
 @exercise("02.7")
-def test_backward_matches_tensor_backward(nb):
+def test_backward_matches_tensor_backward(run):
+    # catches: gradients not summed over every path; nodes run before all inputs arrived
+    s = int(run.rng.integers(1000))
     for k, (build, shapes, what) in enumerate(GRAPHS):
-        leaves = [_leaf(110 + 10 * k + i, *s) for i, s in enumerate(shapes)]
-        mine, ref = _fresh(*leaves), _fresh(*leaves)
-        _run_mine(nb, build(*mine))
+        specs = [_spec(110 + 10 * k + i + s, *shape) for i, shape in enumerate(shapes)]
+        got = run(backward_grads, k, specs)
+        ref = [_leaf(spec) for spec in specs]
         build(*ref).backward()
-        for i, (a, b) in enumerate(zip(mine, ref, strict=True)):
-            _close(a.grad, b.grad, f"backward({what}): the .grad of leaf {i}")
-            assert not a.grad.requires_grad, (
+        for i, (a, b) in enumerate(zip(got, ref, strict=True)):
+            _close(a["grad"], b.grad, f"backward({what}): the .grad of leaf {i}")
+            assert not a["requires_grad"], (
                 f"backward({what}): the .grad of leaf {i} requires grad; keep the "
                 "accumulation out of the graph (add tensors call_backward returned)"
             )
 
 
-@exercise("02.7")
-def test_backward_with_a_given_gradient(nb):
-    x, w = _leaf(150, 3), _leaf(151, 3)
-    y = (x * w).exp()
-    gradient = minitorch.tensor([1.0, -2.0, 0.5], dtype=F64)
-    _run_mine(nb, y, gradient)
-    expected = _array(gradient) * np.exp(_array(x) * _array(w))
-    _close(x.grad, expected * _array(w), "backward(y, gradient) with y = (x * w).exp(): x.grad")
-    _close(w.grad, expected * _array(x), "backward(y, gradient) with y = (x * w).exp(): w.grad")
+@probe
+def backward_with_gradient(nb, specs, gradient):
+    x, w = (_leaf(s) for s in specs)
+    _run_mine(nb, (x * w).exp(), minitorch.tensor(gradient, dtype=F64))
+    return [_grad(x), _grad(w)]
 
 
 @exercise("02.7")
-def test_backward_accumulates_into_existing_grads(nb):
-    x, y = _leaf(152, 4), _leaf(153, 4)
+def test_backward_with_a_given_gradient(run):
+    # catches: the given gradient ignored (ones used instead)
+    specs = [_spec(150, 3), _spec(151, 3)]
+    gradient = np.array([1.0, -2.0, 0.5])
+    gx, gw = run(backward_with_gradient, specs, gradient)
+    x, w = (_array(_leaf(s)) for s in specs)
+    expected = gradient * np.exp(x * w)
+    _close(gx, expected * w, "backward(y, gradient) with y = (x * w).exp(): x.grad")
+    _close(gw, expected * x, "backward(y, gradient) with y = (x * w).exp(): w.grad")
+
+
+@probe
+def accumulation(nb, specs):
+    x, y = (_leaf(s) for s in specs)
     loss = _shared(x, y)
-    ref_x, ref_y = _fresh(x, y)
-    _shared(ref_x, ref_y).backward()
     _run_mine(nb, loss)
     _run_mine(nb, loss)  # the same graph again: call_backward keeps the saved tensors
-    what = "after calling backward(loss) twice, x.grad (gradients must add up)"
-    _close(x.grad, 2 * _array(ref_x.grad), what)
+    twice = _grad(x)
     x.grad = minitorch.ones(4, dtype=F64)
     y.grad = None
     _run_mine(nb, _shared(x, y))
-    _close(x.grad, 1 + _array(ref_x.grad), "x.grad that held ones before backward")
-    _close(y.grad, ref_y.grad, "y.grad that was None before backward")
+    return [twice, _grad(x), _grad(y)]
 
 
 @exercise("02.7")
-def test_accumulating_never_writes_into_a_shared_gradient(nb):
-    a, b = _leaf(156, 3), _leaf(157, 3)
-    weights = minitorch.tensor([1.0, -2.0, 0.5], dtype=F64)
-    loss = ((a + b) * weights).sum()  # Add hands the same gradient tensor to a and b
+def test_backward_accumulates_into_existing_grads(run):
+    # catches: .grad overwritten instead of accumulated; None grads not started
+    specs = [_spec(152, 4), _spec(153, 4)]
+    twice, x_grad, y_grad = run(accumulation, specs)
+    ref_x, ref_y = (_leaf(s) for s in specs)
+    _shared(ref_x, ref_y).backward()
+    what = "after calling backward(loss) twice, x.grad (gradients must add up)"
+    _close(twice, 2 * _array(ref_x.grad), what)
+    _close(x_grad, 1 + _array(ref_x.grad), "x.grad that held ones before backward")
+    _close(y_grad, ref_y.grad, "y.grad that was None before backward")
+
+
+@probe
+def shared_gradient(nb, specs, weights):
+    a, b = (_leaf(s) for s in specs)
+    loss = ((a + b) * minitorch.tensor(weights, dtype=F64)).sum()  # Add gives a and b one grad
     _run_mine(nb, loss)
     _run_mine(nb, loss)
-    for name, leaf in (("a", a), ("b", b)):
+    return [_grad(a), _grad(b)]
+
+
+@exercise("02.7")
+def test_accumulating_never_writes_into_a_shared_gradient(run):
+    # catches: in-place accumulation into a gradient tensor another leaf also holds
+    weights = np.array([1.0, -2.0, 0.5])
+    got = run(shared_gradient, [_spec(156, 3), _spec(157, 3)], weights)
+    for name, g in zip("ab", got, strict=True):
         _close(
-            leaf.grad,
-            2 * _array(weights),
+            g,
+            2 * weights,
             f"{name}.grad after backward(((a + b) * w).sum()) twice (store leaf.grad + grad, "
             "a new tensor, instead of adding in place)",
         )
 
 
-@exercise("02.7")
-def test_backward_touches_only_leaves_that_require_grad(nb):
-    x = _leaf(154, 3)
+@probe
+def only_leaves(nb, spec):
+    x = _leaf(spec)
     c = minitorch.tensor([1.0, 2.0, 3.0], dtype=F64)  # a constant: requires no grad
     h = x * c
     _run_mine(nb, (h * h).sum())
-    assert c.grad is None, f"a tensor that does not require grad got .grad = {c.grad}"
-    assert h.grad is None, "an intermediate (non-leaf) tensor got a .grad; only leaves do"
-    _close(x.grad, 2 * _array(x) * _array(c) ** 2, "x.grad of ((x * c) ** 2).sum()")
+    return {"c": c.grad is None, "h": h.grad is None, "x": _grad(x)}
 
 
 @exercise("02.7")
-def test_backward_through_a_10000_op_chain(nb):
-    x = _leaf(155, 2)
-    y = x
-    for _ in range(10_000):
-        y = y * 1.0001
-    _run_mine(nb, y.sum())
-    _close(x.grad, np.full(2, 1.0001**10_000), "x.grad after a chain of 10,000 multiplications")
+def test_backward_touches_only_leaves_that_require_grad(run):
+    # catches: gradients stored on constants or on intermediate tensors
+    got = run(only_leaves, _spec(154, 3))
+    assert got["c"] is True, "a tensor that does not require grad got a .grad"
+    assert got["h"] is True, "an intermediate (non-leaf) tensor got a .grad; only leaves do"
+    x = _array(_leaf(_spec(154, 3)))
+    _close(got["x"], 2 * x * np.array([1.0, 2.0, 3.0]) ** 2, "x.grad of ((x * c) ** 2).sum()")
+
+
+@probe
+def long_chain(nb, spec):
+    x = _leaf(spec)
+    _run_mine(nb, _chain(x, 10_000).sum())
+    return _grad(x)
+
+
+@exercise("02.7")
+def test_backward_through_a_10000_op_chain(run):
+    # catches: a recursive walk (Python's recursion limit)
+    got = run(long_chain, _spec(155, 2))
+    _close(got, np.full(2, 1.0001**10_000), "x.grad after a chain of 10,000 multiplications")
 
 
 # --- 02.8 a custom Function: clipped gradient ---------------------------------------------
-@exercise("02.8")
-def test_clip_forward_is_the_identity(nb):
-    x = _leaf(160, 2, 3)
+@probe
+def clip_forward(nb, spec):
+    x = _leaf(spec)
     y = nb.ClipGrad.apply(x)
-    _close(y, x, "ClipGrad.apply(x)")
-    assert y.grad_fn is not None and y.grad_fn.name() == "ClipGradBackward", (
+    data = tensor_data(y)
+    if data["type"] == "Tensor":
+        data["grad_fn"] = None if y.grad_fn is None else y.grad_fn.name()
+        data["shares_memory"] = y.data_ptr() == x.data_ptr()
+    return data
+
+
+@exercise("02.8")
+def test_clip_forward_is_the_identity(run):
+    # catches: a forward that changes values; a forward that returns its input itself
+    spec = _spec(160, 2, 3)
+    got = run(clip_forward, spec)
+    assert got["type"] == "Tensor", f"ClipGrad.apply(x) returned a {got['type']}"
+    _close(got["values"], _leaf(spec), "ClipGrad.apply(x)")
+    assert got["grad_fn"] == "ClipGradBackward", (
         "ClipGrad.apply(x) of a tensor that requires grad should have grad_fn ClipGradBackward"
     )
-    assert y.data_ptr() != x.data_ptr(), (
+    assert not got["shares_memory"], (
         "ClipGrad.apply(x) shares memory with x: return a copy of the array from forward"
     )
 
 
-@exercise("02.8")
-def test_clip_bounds_the_incoming_gradient(nb):
-    x = _leaf(161, 5)
-    scale = minitorch.tensor([3.0, -0.5, -4.0, 0.9, 1.0], dtype=F64)
-    (nb.ClipGrad.apply(x) * scale).sum().backward()
-    _close(
-        x.grad, [1.0, -0.5, -1.0, 0.9, 1.0], "x.grad of (ClipGrad(x) * [3, -0.5, -4, 0.9, 1]).sum()"
-    )
+SCALE = [3.0, -0.5, -4.0, 0.9, 1.0]
+CLIPPED = {
+    "scaled": lambda nb, x: (nb.ClipGrad.apply(x) * minitorch.tensor(SCALE, dtype=F64)).sum(),
+    "before": lambda nb, x: nb.ClipGrad.apply(x * 10.0).sum(),
+    "after": lambda nb, x: (nb.ClipGrad.apply(x) * 10.0).sum(),
+}
+
+
+@probe
+def clip_grad(nb, graph, spec):
+    x = _leaf(spec)
+    CLIPPED[graph](nb, x).backward()
+    return _grad(x)
 
 
 @exercise("02.8")
-def test_clip_acts_where_it_sits_in_the_graph(nb):
-    x = _leaf(162, 3)
-    (nb.ClipGrad.apply(x * 10.0)).sum().backward()
-    _close(
-        x.grad, np.full(3, 10.0), "x.grad of ClipGrad(x * 10).sum() (the clip sees 1, x gets 10)"
-    )
-    x = _leaf(163, 3)
-    (nb.ClipGrad.apply(x) * 10.0).sum().backward()
-    _close(x.grad, np.ones(3), "x.grad of (ClipGrad(x) * 10).sum() (the clip sees 10)")
+def test_clip_bounds_the_incoming_gradient(run):
+    # catches: clipping the input values instead of the gradient; one-sided clipping
+    got = run(clip_grad, "scaled", _spec(161, 5))
+    what = "x.grad of (ClipGrad(x) * [3, -0.5, -4, 0.9, 1]).sum()"
+    _close(got, [1.0, -0.5, -1.0, 0.9, 1.0], what)
 
 
 @exercise("02.8")
-def test_training_with_a_clipped_gradient(nb):
-    rng = np.random.default_rng(164)
-    inputs = rng.uniform(-2.0, 2.0, size=8)
-    targets = 3.0 * inputs + rng.normal(0.0, 4.0, size=8)
+def test_clip_acts_where_it_sits_in_the_graph(run):
+    # catches: a clip applied to the leaf's gradient rather than at the node
+    got = run(clip_grad, "before", _spec(162, 3))
+    _close(got, np.full(3, 10.0), "x.grad of ClipGrad(x * 10).sum() (the clip sees 1, x gets 10)")
+    got = run(clip_grad, "after", _spec(163, 3))
+    _close(got, np.ones(3), "x.grad of (ClipGrad(x) * 10).sum() (the clip sees 10)")
+
+
+@probe
+def clipped_training(nb, inputs, targets, lr, steps):
     w = minitorch.tensor([0.0], dtype=F64, requires_grad=True)
     x, t = minitorch.tensor(inputs), minitorch.tensor(targets)
-    w_ref, lr = 0.0, 0.05
-    for step in range(5):
+    history = []
+    for _ in range(steps):
         loss = ((nb.ClipGrad.apply(w * x) - t) ** 2).sum()
         w.grad = None
         loss.backward()
         with minitorch.no_grad():
             w -= lr * w.grad
+        history.append(np.array(w.detach().numpy(), dtype=np.float64))
+    return history
+
+
+@exercise("02.8")
+def test_training_with_a_clipped_gradient(run):
+    # catches: a ClipGrad that works once but not step after step
+    inputs = run.rng.uniform(-2.0, 2.0, size=8)
+    targets = 3.0 * inputs + run.rng.normal(0.0, 4.0, size=8)
+    lr, steps = 0.05, 5
+    history = run(clipped_training, inputs, targets, lr, steps)
+    w_ref = 0.0
+    for step, w in enumerate(history):
         clipped = np.clip(2.0 * (w_ref * inputs - targets), -1.0, 1.0)
         w_ref -= lr * float((clipped * inputs).sum())
         _close(w, [w_ref], f"w after {step + 1} SGD steps with ClipGrad(w * x) in the loss")
+    assert len(history) == steps
 
 
 # --- 02.9 gradcheck -----------------------------------------------------------------------
@@ -642,66 +859,121 @@ class _ExpOffByOnePercent(Function):
         return grad * out * 1.01
 
 
-@exercise("02.9")
-def test_numerical_grad_of_a_cubic(nb):
-    x = _leaf(170, 2, 3).detach()
-    got = nb.numerical_grad(lambda t: (t**3).sum(), x)
-    _close(got, 3 * _array(x) ** 2, "numerical_grad of (x**3).sum()", atol=1e-6, rtol=1e-6)
-    got = nb.numerical_grad(lambda t: (t**3).sum(), x, eps=0.5)
-    expected = 3 * _array(x) ** 2 + 0.25
-    _close(got, expected, "numerical_grad of (x**3).sum() with eps=0.5 (central: 3x^2 + eps^2)")
+NUMERICAL = {
+    "cube": lambda t: (t**3).sum(),
+    "exp_x": lambda t: (t.exp() * t).sum(),
+    "square": lambda t: t * t,
+}
+
+
+@probe
+def numerical_grads(nb, cases):
+    out = []
+    for name, spec, eps in cases:
+        x = _leaf(spec).detach()
+        before = np.array(x.numpy(), copy=True)
+        if eps is None:
+            got = nb.numerical_grad(NUMERICAL[name], x)
+        else:
+            got = nb.numerical_grad(NUMERICAL[name], x, eps=eps)
+        if isinstance(got, minitorch.Tensor):
+            data = tensor_data(got)
+        else:
+            data = {"type": "array", "values": np.asarray(got, dtype=np.float64)}
+        data["unchanged"] = bool(np.array_equal(np.asarray(x.numpy()), before))
+        out.append(data)
+    return out
 
 
 @exercise("02.9")
-def test_numerical_grad_works_in_float64(nb):
-    x = _leaf(171, 5, dtype=minitorch.float32).detach()
-    before = _array(x).copy()
-    got = nb.numerical_grad(lambda t: (t.exp() * t).sum(), x)
-    values = before.astype(np.float64)
+def test_numerical_grad_of_a_cubic(run):
+    # catches: one-sided differences; eps ignored
+    spec = _spec(170, 2, 3)
+    x = _array(_leaf(spec))
+    got = run(numerical_grads, [("cube", spec, None), ("cube", spec, 0.5)])
+    _close(got[0]["values"], 3 * x**2, "numerical_grad of (x**3).sum()", atol=1e-6, rtol=1e-6)
+    expected = 3 * x**2 + 0.25
+    what = "numerical_grad of (x**3).sum() with eps=0.5 (central: 3x^2 + eps^2)"
+    _close(got[1]["values"], expected, what)
+
+
+@exercise("02.9")
+def test_numerical_grad_works_in_float64(run):
+    # catches: perturbing a float32 tensor in place (precision lost, input changed)
+    spec = _spec(171, 5, dtype="float32")
+    got = run(numerical_grads, [("exp_x", spec, None)])
+    values = _array(_leaf(spec)).astype(np.float64)
     expected = (1 + values) * np.exp(values)
     _close(
-        got,
+        got[0]["values"],
         expected,
         "numerical_grad of (x.exp() * x).sum() for a float32 x (perturb a float64 copy)",
         atol=1e-6,
         rtol=1e-6,
     )
-    assert np.array_equal(_array(x), before), "numerical_grad changed the values of x"
-    scalar = minitorch.tensor(1.5, dtype=F64)
-    _close(nb.numerical_grad(lambda t: t * t, scalar), 3.0, "numerical_grad of x * x at x = 1.5")
+    assert got[0]["unchanged"], "numerical_grad changed the values of x"
+    got = run(numerical_grad_of_a_scalar, 1.5)
+    _close(got["values"], 3.0, "numerical_grad of x * x at x = 1.5 (a 0-dim tensor)")
+
+
+@probe
+def numerical_grad_of_a_scalar(nb, value):
+    got = nb.numerical_grad(NUMERICAL["square"], minitorch.tensor(value, dtype=F64))
+    return {
+        "values": np.asarray(
+            got.numpy() if isinstance(got, minitorch.Tensor) else got, dtype=np.float64
+        )
+    }
+
+
+GRADCHECK_CASES = {
+    "tanh_matmul": (lambda a, b: (a @ b).tanh(), [_spec(172, 3, 4), _spec(173, 4, 2)]),
+    "mul_exp": (lambda a, b: a * b + a.exp(), [_spec(174, 2, 3), _spec(175, 3)]),
+    "cube": (_Cube.apply, [_spec(176, 4)]),
+    "sigmoid32": (
+        lambda a, b: (a @ b).sigmoid(),
+        [_spec(177, 3, 4, dtype="float32"), _spec(178, 4, 2, dtype="float32")],
+    ),
+    "scalar": (lambda a: (a * a).sum(), [_spec(179, 2, 2)]),
+    "bad_square": (_BadSquare.apply, [_spec(180, 3)]),
+    "mul_wrong_b": (_MulWrongForB.apply, [_spec(181, 2, 3), _spec(182, 2, 3)]),
+    "exp_1pc": (_ExpOffByOnePercent.apply, [_spec(183, 4)]),
+}
+
+
+@probe
+def gradcheck_results(nb, names):
+    results = []
+    for name in names:
+        f, specs = GRADCHECK_CASES[name]
+        result = nb.gradcheck(f, [_leaf(s) for s in specs])
+        results.append(None if result is None else bool(result))
+    return results
 
 
 @exercise("02.9")
-def test_gradcheck_passes_correct_functions(nb):
-    cases = [
-        (lambda a, b: (a @ b).tanh(), [_leaf(172, 3, 4), _leaf(173, 4, 2)], "(a @ b).tanh()"),
-        (lambda a, b: a * b + a.exp(), [_leaf(174, 2, 3), _leaf(175, 3)], "a * b + a.exp()"),
-        (_Cube.apply, [_leaf(176, 4)], "a correct Cube Function"),
-        (
-            lambda a, b: (a @ b).sigmoid(),
-            [_leaf(177, 3, 4, dtype=minitorch.float32), _leaf(178, 4, 2, dtype=minitorch.float32)],
-            "(a @ b).sigmoid() with float32 inputs (check in float64)",
-        ),
-        (lambda a: (a * a).sum(), [_leaf(179, 2, 2)], "(a * a).sum(), a scalar output"),
-    ]
-    for f, inputs, what in cases:
-        result = nb.gradcheck(f, inputs)
+def test_gradcheck_passes_correct_functions(run):
+    # catches: a gradcheck that compares at float32 precision; scalar outputs mishandled
+    cases = {
+        "tanh_matmul": "(a @ b).tanh()",
+        "mul_exp": "a * b + a.exp()",
+        "cube": "a correct Cube Function",
+        "sigmoid32": "(a @ b).sigmoid() with float32 inputs (check in float64)",
+        "scalar": "(a * a).sum(), a scalar output",
+    }
+    for what, result in zip(cases.values(), run(gradcheck_results, list(cases)), strict=True):
         assert result is not None, f"gradcheck({what}) returned None: return True or False"
-        assert result, f"gradcheck({what}) returned {result!r} for a correct function"
+        assert result is True, f"gradcheck({what}) returned {result!r} for a correct function"
 
 
 @exercise("02.9")
-def test_gradcheck_catches_wrong_backwards(nb):
-    cases = [
-        (_BadSquare.apply, [_leaf(180, 3)], "a Square whose backward forgets the factor 2"),
-        (
-            _MulWrongForB.apply,
-            [_leaf(181, 2, 3), _leaf(182, 2, 3)],
-            "a Mul whose backward is wrong only for its second input",
-        ),
-        (_ExpOffByOnePercent.apply, [_leaf(183, 4)], "an Exp whose backward is 1% too large"),
-    ]
-    for f, inputs, what in cases:
-        result = nb.gradcheck(f, inputs)
+def test_gradcheck_catches_wrong_backwards(run):
+    # catches: outputs weighted by ones (errors cancel); one input's gradient never checked
+    cases = {
+        "bad_square": "a Square whose backward forgets the factor 2",
+        "mul_wrong_b": "a Mul whose backward is wrong only for its second input",
+        "exp_1pc": "an Exp whose backward is 1% too large",
+    }
+    for what, result in zip(cases.values(), run(gradcheck_results, list(cases)), strict=True):
         assert result is not None, f"gradcheck({what}) returned None: return True or False"
-        assert not result, f"gradcheck({what}) returned {result!r}; it should return False"
+        assert result is False, f"gradcheck({what}) returned {result!r}; it should return False"

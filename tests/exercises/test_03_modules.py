@@ -1,9 +1,11 @@
 """Graded tests for chapter 03 (modules, optimizers, data, the training loop).
 
-``nb`` holds what the notebook defined. Every test runs the learner's piece inside the
-real framework (real modules, autograd, optimizers and data) and compares it with
-minitorch's own version, which matches PyTorch. While the learner's code runs, the
-package's version of the same piece is blocked, so that calling it cannot pass a test.
+The *probes* run the learner's piece inside the real framework (real modules, autograd,
+optimizers and data) and return what came out as plain data: names, numbers, arrays.
+The *judges* (``@exercise``) rebuild the same setting here in the grader with
+minitorch's own version, which matches PyTorch, and compare. While the learner's code
+runs, the package's version of the same piece is blocked, so that calling it cannot
+pass a test.
 """
 
 import contextlib
@@ -16,7 +18,7 @@ import minitorch
 import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.data import Dataset, load_digits
-from minitorch.grading import exercise
+from minitorch.grading import exercise, probe
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -68,6 +70,25 @@ def _set_grads(params, seed, scale=1.0):
         p.grad = minitorch.from_numpy((rng.standard_normal(p.shape) * scale).astype(np.float32))
 
 
+def _plain(value):
+    """A tensor as an array, a number as a float; anything else as it is."""
+    if isinstance(value, minitorch.Tensor):
+        return _values(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _close_arrays(got, expected, what, rtol=1e-5, atol=1e-6):
+    got = np.asarray(got)
+    assert got.dtype.kind in "fiub" and got.shape == np.shape(expected), (
+        f"{what}: got {got.shape if got.dtype.kind in 'fiub' else got!r}, expected an array "
+        f"of shape {np.shape(expected)}"
+    )
+    if not np.allclose(got, expected, rtol=rtol, atol=atol):
+        raise AssertionError(f"{what} differs by up to {np.nanmax(np.abs(got - expected)):.3g}")
+
+
 # --- 03.1 named_parameters -----------------------------------------------------------------
 _MODULE_WALK = (
     (nn.Module, "named_parameters"),
@@ -77,37 +98,6 @@ _MODULE_WALK = (
     (nn.Module, "_named_members"),
     (nn.Module, "state_dict"),
 )
-
-
-def _walk(nb, model, prefix=""):
-    with _blocked(nb, "Module.named_parameters (or another walk of the tree)", *_MODULE_WALK):
-        found = list(nb.named_parameters(model, prefix))
-    return found
-
-
-def _same_walk(nb, model, prefix="", what="the model"):
-    got = _walk(nb, model, prefix)
-    expected = list(model.named_parameters(prefix))
-    got_names = [name for name, _ in got]
-    expected_names = [name for name, _ in expected]
-    if got_names != expected_names:
-        pairs = zip(got_names, expected_names, strict=False)
-        k = next(
-            (i for i, (a, b) in enumerate(pairs) if a != b),
-            min(len(got_names), len(expected_names)),
-        )
-        mine = repr(got_names[k]) if k < len(got_names) else "nothing more"
-        theirs = repr(expected_names[k]) if k < len(expected_names) else "nothing more"
-        raise AssertionError(
-            f"named_parameters({what}, prefix={prefix!r}) yielded {len(got_names)} names, "
-            f"expected {len(expected_names)}; name #{k + 1} is {mine}, expected {theirs} "
-            f"(the expected names: {expected_names})"
-        )
-    for (name, p), (_, q) in zip(got, expected, strict=True):
-        assert p is q, (
-            f"named_parameters({what}) yielded a copy for {name!r}; yield the Parameter object "
-            "itself, so that an optimizer can update it in place"
-        )
 
 
 class _Block(nn.Module):
@@ -129,31 +119,89 @@ class _Net(nn.Module):
         self.bn = nn.BatchNorm1d(4)
 
 
-@exercise("03.1")
-def test_sequential_names(nb):
-    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
-    _same_walk(nb, model, what="Sequential(Linear, ReLU, Linear)")
-
-
-@exercise("03.1")
-def test_nested_modules_in_depth_first_order(nb):
-    _same_walk(nb, _Net(), what="a nested model")
-
-
-@exercise("03.1")
-def test_prefix_is_prepended(nb):
-    _same_walk(nb, _Net(), prefix="model", what="a nested model")
-
-
-@exercise("03.1")
-def test_shared_parameters_are_yielded_once(nb):
+def _tied():
     tied = nn.Module()
     tied.embed = nn.Embedding(10, 4)
     tied.decode = nn.Linear(4, 10)
     tied.decode.weight = tied.embed.weight  # tied weights: one Parameter in two places
-    _same_walk(nb, tied, what="a model with tied weights")
+    return tied
+
+
+def _reused():
     shared = nn.Linear(3, 3)
-    _same_walk(nb, nn.Sequential(shared, nn.Tanh(), shared), what="Sequential(lin, Tanh, lin)")
+    return nn.Sequential(shared, nn.Tanh(), shared)
+
+
+MODELS = {
+    "sequential": lambda: nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)),
+    "nested": _Net,
+    "tied": _tied,
+    "reused": _reused,
+}
+
+
+@probe
+def walk(nb, model_name, prefix):
+    """The names the learner's walk yields, and which of the model's parameters each is
+    (its position in the model's own walk, -1 for a copy)."""
+    model = MODELS[model_name]()
+    params = [p for _, p in model.named_parameters()]
+    with _blocked(nb, "Module.named_parameters (or another walk of the tree)", *_MODULE_WALK):
+        found = list(nb.named_parameters(model, prefix))
+    names, which = [], []
+    for item in found:
+        name, p = item
+        names.append(name)
+        which.append(next((i for i, q in enumerate(params) if q is p), -1))
+    return names, which
+
+
+def _same_walk(run, model_name, prefix="", what="the model"):
+    got_names, which = run(walk, model_name, prefix)
+    expected_names = [name for name, _ in MODELS[model_name]().named_parameters(prefix)]
+    if got_names != expected_names:
+        pairs = zip(got_names, expected_names, strict=False)
+        k = next(
+            (i for i, (a, b) in enumerate(pairs) if a != b),
+            min(len(got_names), len(expected_names)),
+        )
+        mine = repr(got_names[k]) if k < len(got_names) else "nothing more"
+        theirs = repr(expected_names[k]) if k < len(expected_names) else "nothing more"
+        raise AssertionError(
+            f"named_parameters({what}, prefix={prefix!r}) yielded {len(got_names)} names, "
+            f"expected {len(expected_names)}; name #{k + 1} is {mine}, expected {theirs} "
+            f"(the expected names: {expected_names})"
+        )
+    for i, (name, w) in enumerate(zip(got_names, which, strict=True)):
+        assert w == i, (
+            f"named_parameters({what}) yielded a copy for {name!r}; yield the Parameter object "
+            "itself, so that an optimizer can update it in place"
+        )
+
+
+@exercise("03.1")
+def test_sequential_names(run):
+    # catches: a walk of the direct children only; indices of Sequential not used as names
+    _same_walk(run, "sequential", what="Sequential(Linear, ReLU, Linear)")
+
+
+@exercise("03.1")
+def test_nested_modules_in_depth_first_order(run):
+    # catches: breadth-first order; None submodules or parameters not skipped; buffers yielded
+    _same_walk(run, "nested", what="a nested model")
+
+
+@exercise("03.1")
+def test_prefix_is_prepended(run):
+    # catches: the prefix ignored, or joined without a dot
+    _same_walk(run, "nested", prefix="model", what="a nested model")
+
+
+@exercise("03.1")
+def test_shared_parameters_are_yielded_once(run):
+    # catches: a tied or reused parameter yielded twice (an optimizer would step it twice)
+    _same_walk(run, "tied", what="a model with tied weights")
+    _same_walk(run, "reused", what="Sequential(lin, Tanh, lin)")
 
 
 # --- 03.2 Linear ---------------------------------------------------------------------------
@@ -170,65 +218,105 @@ def _forward(nb, layer, x):
         return layer(x)
 
 
+@probe
+def linear_registration(nb):
+    out = {}
+    for bias in (True, False):
+        layer = _linear(nb, 5, 3, bias=bias)
+        out[bias] = {
+            "module": isinstance(layer, nn.Module),
+            "names": [name for name, _ in layer.named_parameters()],
+            "shapes": [tuple(p.shape) for _, p in layer.named_parameters()],
+            "bias_is_none": getattr(layer, "bias", 0) is None,
+        }
+    return out
+
+
 @exercise("03.2")
-def test_parameters_are_registered(nb):
-    layer = _linear(nb, 5, 3)
-    assert isinstance(layer, nn.Module), "Linear should subclass minitorch.nn.Module"
-    names = [name for name, _ in layer.named_parameters()]
+def test_parameters_are_registered(run):
+    # catches: weight of shape (in, out); plain tensors instead of Parameters; bias=False ignored
+    got = run(linear_registration)
+    assert got[True]["module"], "Linear should subclass minitorch.nn.Module"
+    names = got[True]["names"]
     assert names == ["weight", "bias"], (
         f"Linear(5, 3) registered the parameters {names}, expected ['weight', 'bias'] "
         "(assign nn.Parameter objects to self.weight and self.bias)"
     )
-    shapes = (tuple(layer.weight.shape), tuple(layer.bias.shape))
+    shapes = tuple(got[True]["shapes"])
     assert shapes == ((3, 5), (3,)), (
         f"Linear(5, 3) has weight and bias shapes {shapes}, expected ((3, 5), (3,)) "
         "(the weight is (out_features, in_features))"
     )
-    no_bias = _linear(nb, 5, 3, bias=False)
-    names = [name for name, _ in no_bias.named_parameters()]
-    assert names == ["weight"] and no_bias.bias is None, (
-        f"Linear(5, 3, bias=False) registered {names} with bias {no_bias.bias!r}; "
-        "expected only 'weight', and self.bias None"
+    names = got[False]["names"]
+    assert names == ["weight"] and got[False]["bias_is_none"], (
+        f"Linear(5, 3, bias=False) registered {names}; expected only 'weight', and self.bias None"
     )
 
 
-@exercise("03.2")
-def test_forward_matches_f_linear(nb):
-    minitorch.manual_seed(2)
+@probe
+def linear_outputs(nb, seed):
+    minitorch.manual_seed(seed)
+    out = []
     for bias in (True, False):
         layer = _linear(nb, 6, 4, bias=bias)
         for shape in ((5, 6), (2, 3, 6)):
             x = minitorch.randn(*shape)
             got = _forward(nb, layer, x)
-            expected = F.linear(x, layer.weight, layer.bias)
-            assert tuple(got.shape) == tuple(expected.shape), (
-                f"Linear(6, 4, bias={bias}) on input {shape} gave shape {tuple(got.shape)}, "
-                f"expected {tuple(expected.shape)}"
+            out.append(
+                {
+                    "x": _values(x),
+                    "weight": _values(layer.weight),
+                    "bias": None if layer.bias is None else _values(layer.bias),
+                    "out": _values(got) if isinstance(got, minitorch.Tensor) else None,
+                }
             )
-            assert np.allclose(_values(got), _values(expected), atol=1e-5), (
-                f"Linear(6, 4, bias={bias}) on input {shape} differs from x @ W.T + b"
-            )
+    return out
 
 
 @exercise("03.2")
-def test_init_is_uniform_within_one_over_sqrt_fan_in(nb):
-    minitorch.manual_seed(3)
+def test_forward_matches_f_linear(run):
+    # catches: x @ W instead of x @ W.T; the bias left out; batch dims not supported
+    cases = [(bias, shape) for bias in (True, False) for shape in ((5, 6), (2, 3, 6))]
+    for (bias, shape), got in zip(cases, run(linear_outputs, 2), strict=True):
+        assert got["out"] is not None, f"Linear(6, 4, bias={bias}) did not return a tensor"
+        x = minitorch.tensor(got["x"])
+        b = None if got["bias"] is None else minitorch.tensor(got["bias"])
+        expected = _values(F.linear(x, minitorch.tensor(got["weight"]), b))
+        assert got["out"].shape == expected.shape, (
+            f"Linear(6, 4, bias={bias}) on input {shape} gave shape {got['out'].shape}, "
+            f"expected {expected.shape}"
+        )
+        assert np.allclose(got["out"], expected, atol=1e-5), (
+            f"Linear(6, 4, bias={bias}) on input {shape} differs from x @ W.T + b"
+        )
+
+
+@probe
+def linear_init(nb, seeds, fan_in, fan_out):
+    out = []
+    for seed in seeds:
+        minitorch.manual_seed(seed)
+        layer = _linear(nb, fan_in, fan_out)
+        out.append((_values(layer.weight), _values(layer.bias)))
+    return out
+
+
+@exercise("03.2")
+def test_init_is_uniform_within_one_over_sqrt_fan_in(run):
+    # catches: randn init; bounds of 1/fan_out or 1/fan_in; biases started at zero
     fan_in = 64
-    layer = _linear(nb, fan_in, 512)
+    ((w, b),) = run(linear_init, [3], fan_in, 512)
     bound = 1 / math.sqrt(fan_in)
-    for name in ("weight", "bias"):
-        w = _values(getattr(layer, name))
-        assert np.abs(w).max() <= bound + 1e-6, (
-            f"Linear({fan_in}, 512).{name} has values up to {np.abs(w).max():.4f}, outside "
+    for name, values in (("weight", w), ("bias", b)):
+        assert np.abs(values).max() <= bound + 1e-6, (
+            f"Linear({fan_in}, 512).{name} has values up to {np.abs(values).max():.4f}, outside "
             f"U(-1/sqrt(fan_in), 1/sqrt(fan_in)) = U(-{bound:.4f}, {bound:.4f})"
         )
-    w = _values(layer.weight)
     expected_std = bound / math.sqrt(3)  # the std of U(-b, b)
     assert abs(w.std() - expected_std) < 0.05 * expected_std and abs(w.mean()) < 0.01 * bound, (
         f"Linear({fan_in}, 512).weight has mean {w.mean():.4f} and std {w.std():.4f}; "
         f"U(-{bound:.4f}, {bound:.4f}) has mean 0 and std {expected_std:.4f}"
     )
-    b = _values(layer.bias)
     assert b.std() > 0.3 * expected_std, (
         f"Linear({fan_in}, 512).bias has std {b.std():.4f}; draw it from "
         f"U(-{bound:.4f}, {bound:.4f}) too (PyTorch does not start biases at 0)"
@@ -236,35 +324,46 @@ def test_init_is_uniform_within_one_over_sqrt_fan_in(nb):
 
 
 @exercise("03.2")
-def test_init_uses_minitorch_random_numbers(nb):
-    minitorch.manual_seed(11)
-    first = _values(_linear(nb, 8, 4).weight)
-    minitorch.manual_seed(11)
-    again = _values(_linear(nb, 8, 4).weight)
-    minitorch.manual_seed(12)
-    other = _values(_linear(nb, 8, 4).weight)
+def test_init_uses_minitorch_random_numbers(run):
+    # catches: numpy's global random numbers (manual_seed does not repeat them)
+    (first, _), (again, _), (other, _) = run(linear_init, [11, 11, 12], 8, 4)
     assert np.array_equal(first, again) and not np.array_equal(first, other), (
         "Linear's weights should come from minitorch's random generator, so that "
         "minitorch.manual_seed repeats them: fill them with minitorch.nn.init functions"
     )
 
 
-@exercise("03.2")
-def test_trains_a_tiny_regression(nb):
+def _regression_data():
     minitorch.manual_seed(4)
     true_w = minitorch.tensor([[2.0, -1.0, 0.5], [0.0, 1.5, -2.0]])
     true_b = minitorch.tensor([0.3, -0.7])
     x = minitorch.randn(64, 3)
-    y = x @ true_w.T + true_b
+    return x, x @ true_w.T + true_b
+
+
+@probe
+def linear_fit(nb):
+    x, y = _regression_data()
     layer = _linear(nb, 3, 2)
     opt = optim.SGD(layer.parameters(), lr=0.1)
     for _ in range(300):
         opt.zero_grad()
-        loss = F.mse_loss(_forward(nb, layer, x), y)
-        loss.backward()
+        F.mse_loss(_forward(nb, layer, x), y).backward()
         opt.step()
-    assert loss.item() < 1e-4, (
-        f"after 300 SGD steps fitting y = x @ A.T + b, the loss is {loss.item():.4g}, "
+    bias = None if layer.bias is None else _values(layer.bias)
+    return _values(layer.weight), bias
+
+
+@exercise("03.2")
+def test_trains_a_tiny_regression(run):
+    # catches: a forward that does not use the registered weight and bias
+    weight, bias = run(linear_fit)
+    x, y = _regression_data()
+    assert bias is not None, "Linear(3, 2) has no bias"
+    pred = F.linear(x, minitorch.tensor(weight), minitorch.tensor(bias))
+    loss = F.mse_loss(pred, y).item()
+    assert loss < 1e-4, (
+        f"after 300 SGD steps fitting y = x @ A.T + b, the loss is {loss:.4g}, "
         "expected < 1e-4: check that forward uses the registered weight and bias"
     )
 
@@ -286,60 +385,84 @@ def _cross_entropy(nb, logits, target):
     with _blocked(nb, "cross_entropy/log_softmax", *_CROSS_ENTROPY), np.errstate(all="ignore"):
         loss = nb.cross_entropy(logits, target)
     assert isinstance(loss, minitorch.Tensor) and loss.numel() == 1, (
-        f"cross_entropy returned {loss!r}; return a 1-element minitorch tensor (the mean loss), "
-        "so that loss.backward() works"
+        f"cross_entropy returned a {type(loss).__name__}; return a 1-element minitorch tensor "
+        "(the mean loss), so that loss.backward() works"
     )
     return loss
 
 
-def _check_loss(nb, logits, target, what):
-    got = _cross_entropy(nb, logits, target)
-    expected = F.cross_entropy(logits, target).item()
-    value = got.item()
-    assert math.isfinite(value), (
-        f"cross_entropy({what}) is {value}; subtract each row's max before exp so nothing overflows"
-    )
-    assert math.isclose(value, expected, rel_tol=1e-5, abs_tol=1e-5), (
-        f"cross_entropy({what}) = {value:.6g}, expected {expected:.6g} (mean over the batch of "
-        "logsumexp(row) - row[target])"
-    )
-    return got
+@probe
+def losses_of(nb, cases):
+    return [_cross_entropy(nb, minitorch.tensor(x), minitorch.tensor(t)).item() for x, t in cases]
+
+
+def _check_losses(run, cases, whats):
+    for (x, t), value, what in zip(cases, run(losses_of, cases), whats, strict=True):
+        expected = F.cross_entropy(minitorch.tensor(x), minitorch.tensor(t)).item()
+        assert isinstance(value, float) and math.isfinite(value), (
+            f"cross_entropy({what}) is {value}; subtract each row's max before exp so nothing "
+            "overflows"
+        )
+        assert math.isclose(value, expected, rel_tol=1e-5, abs_tol=1e-5), (
+            f"cross_entropy({what}) = {value:.6g}, expected {expected:.6g} (mean over the batch "
+            "of logsumexp(row) - row[target])"
+        )
 
 
 @exercise("03.3")
-def test_matches_minitorch_on_random_logits(nb):
-    minitorch.manual_seed(5)
+def test_matches_minitorch_on_random_logits(run):
+    # catches: sum instead of mean; the target's logit not subtracted; the wrong axis
+    cases, whats = [], []
     for n, c in ((1, 3), (8, 10), (64, 5)):
-        logits = minitorch.randn(n, c) * 3
-        target = minitorch.randint(0, c, (n,))
-        _check_loss(nb, logits, target, f"random logits of shape ({n}, {c})")
+        cases.append(
+            (
+                (run.rng.standard_normal((n, c)) * 3).astype(np.float32),
+                run.rng.integers(0, c, size=n).astype(np.int64),
+            )
+        )
+        whats.append(f"random logits of shape ({n}, {c})")
+    _check_losses(run, cases, whats)
 
 
 @exercise("03.3")
-def test_extreme_logits_stay_finite(nb):
-    logits = minitorch.tensor([[1000.0, 0.0, -1000.0], [-1e4, 1e4, 0.0], [500.0, 500.0, 500.0]])
-    for targets in ([0, 1, 2], [2, 0, 1]):
-        _check_loss(nb, logits, minitorch.tensor(targets), f"logits of +-1e4, targets {targets}")
+def test_extreme_logits_stay_finite(run):
+    # catches: exp of large logits without subtracting the max (overflow to inf or nan)
+    logits = np.array(
+        [[1000.0, 0.0, -1000.0], [-1e4, 1e4, 0.0], [500.0, 500.0, 500.0]], dtype=np.float32
+    )
+    targets = [np.array(t, dtype=np.int64) for t in ([0, 1, 2], [2, 0, 1])]
+    whats = [f"logits of +-1e4, targets {t.tolist()}" for t in targets]
+    _check_losses(run, [(logits, t) for t in targets], whats)
+
+
+@probe
+def loss_gradient(nb, data, target):
+    mine = minitorch.tensor(data).requires_grad_()
+    loss = _cross_entropy(nb, mine, minitorch.tensor(target))
+    with np.errstate(all="ignore"):
+        loss.backward()
+    return None if mine.grad is None else _values(mine.grad)
 
 
 @exercise("03.3")
-def test_gradient_through_the_engine_matches(nb):
-    minitorch.manual_seed(6)
+def test_gradient_through_the_engine_matches(run):
+    # catches: a loss computed through .item(), .numpy() or detach (no gradient flows)
     for scale in (1.0, 300.0):
-        data = minitorch.randn(16, 7) * scale
-        target = minitorch.randint(0, 7, (16,))
-        mine = data.clone().requires_grad_()
-        loss = _cross_entropy(nb, mine, target)
-        with np.errstate(all="ignore"):
-            loss.backward()
-        ref = data.clone().requires_grad_()
-        F.cross_entropy(ref, target).backward()
-        assert mine.grad is not None, (
+        data = (run.rng.standard_normal((16, 7)) * scale).astype(np.float32)
+        target = run.rng.integers(0, 7, size=16).astype(np.int64)
+        got = run(loss_gradient, data, target)
+        assert got is not None, (
             "cross_entropy(...).backward() gave the logits no gradient: build the loss from "
             "minitorch tensor ops (no .item(), .numpy() or detach on the logits)"
         )
-        got, expected = _values(mine.grad), _values(ref.grad)
-        assert np.isfinite(got).all() and np.allclose(got, expected, atol=1e-6), (
+        ref = minitorch.tensor(data).requires_grad_()
+        F.cross_entropy(ref, minitorch.tensor(target)).backward()
+        expected = _values(ref.grad)
+        assert np.shape(got) == expected.shape and np.isfinite(got).all(), (
+            f"the gradient of cross_entropy for logits of scale {scale:g} is not finite or has "
+            "the wrong shape"
+        )
+        assert np.allclose(got, expected, atol=1e-6), (
             f"the gradient of cross_entropy for logits of scale {scale:g} differs from "
             "(softmax(logits) - onehot(target)) / batch size, by up to "
             f"{np.nanmax(np.abs(got - expected)):.3g}"
@@ -365,138 +488,167 @@ def _trajectory(make_optimizer, seed, steps, guard=contextlib.nullcontext):
     return model, opt, history
 
 
+_STEP = {"SGD": "optim.SGD", "Adam": "optim.Adam"}
+
+
+@probe
+def trajectory(nb, kind, kwargs, seed, steps):
+    """The learner's optimizer's parameters after each step, and its state at the end."""
+    cls = getattr(nb, kind)
+
+    def guard():
+        return _blocked(nb, _STEP[kind], (getattr(optim, kind), "step"))
+
+    model, opt, history = _trajectory(lambda ps: cls(ps, **kwargs), seed, steps, guard)
+    states = []
+    state = getattr(opt, "state", {})
+    for p in model.parameters():
+        entry = state.get(p, {}) if hasattr(state, "get") else {}
+        states.append({str(k): _plain(v) for k, v in dict(entry).items()})
+    return history, states
+
+
+def _reference(kind, kwargs, seed, steps):
+    return _trajectory(lambda ps: getattr(optim, kind)(ps, **kwargs), seed, steps)
+
+
 def _compare_trajectories(got, expected, what):
+    assert len(got) == len(expected), f"{what}: {len(got)} steps recorded, expected {len(expected)}"
     for step, (mine, ref) in enumerate(zip(got, expected, strict=True), start=1):
         for i, (a, b) in enumerate(zip(mine, ref, strict=True)):
-            if not np.allclose(a, b, rtol=1e-5, atol=1e-6):
-                raise AssertionError(
-                    f"{what}: after step {step}, parameter {i} differs from minitorch.optim's "
-                    f"by up to {np.abs(a - b).max():.3g}"
-                )
+            _close_arrays(a, b, f"{what}: after step {step}, parameter {i} (vs minitorch.optim's)")
 
 
-def _sgd_blocked(nb):
-    return _blocked(nb, "optim.SGD", (optim.SGD, "step"))
+@probe
+def one_sgd_step(nb, start, grad, lr):
+    p = nn.Parameter(minitorch.tensor(start))
+    p.grad = minitorch.tensor(grad)
+    opt = nb.SGD([p], lr=lr)
+    with _blocked(nb, "optim.SGD", (optim.SGD, "step")):
+        opt.step()
+    return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
 
 
 @exercise("03.4")
-def test_plain_step_is_p_minus_lr_times_grad(nb):
-    p = nn.Parameter(minitorch.tensor([1.0, -2.0, 3.0]))
-    p.grad = minitorch.tensor([0.5, 0.5, -1.0])
-    opt = nb.SGD([p], lr=0.1)
-    with _sgd_blocked(nb):
-        opt.step()
-    got = _values(p)
-    assert np.allclose(got, [0.95, -2.05, 3.1]), (
+def test_plain_step_is_p_minus_lr_times_grad(run):
+    # catches: a step that adds the gradient; a parameter replaced by a new non-leaf tensor
+    start = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+    grad = np.array([0.5, 0.5, -1.0], dtype=np.float32)
+    got, leaf = run(one_sgd_step, start, grad, 0.1)
+    assert np.shape(got) == (3,) and np.allclose(got, [0.95, -2.05, 3.1]), (
         f"one SGD step with lr=0.1 from [1, -2, 3] with grad [0.5, 0.5, -1] gave "
-        f"{got.round(4).tolist()}, expected [0.95, -2.05, 3.1]"
+        f"{np.round(got, 4).tolist()}, expected [0.95, -2.05, 3.1]"
     )
-    assert p.is_leaf and p.grad_fn is None and p.requires_grad, (
+    assert leaf, (
         "after step() the parameter should still be a leaf that requires grad: update it in "
         "place under minitorch.no_grad()"
     )
 
 
 @exercise("03.4")
-def test_momentum_trajectory_matches_minitorch(nb):
+def test_momentum_trajectory_matches_minitorch(run):
+    # catches: momentum applied to the step instead of the buffer; a buffer aliasing .grad
     for lr, momentum in ((0.05, 0.9), (0.1, 0.0), (0.02, 0.5)):
-        _, _, got = _trajectory(
-            lambda ps, lr=lr, m=momentum: nb.SGD(ps, lr=lr, momentum=m),
-            1,
-            20,
-            lambda: _sgd_blocked(nb),
-        )
-        _, _, expected = _trajectory(
-            lambda ps, lr=lr, m=momentum: optim.SGD(ps, lr=lr, momentum=m), 1, 20
-        )
+        kwargs = {"lr": lr, "momentum": momentum}
+        got, _ = run(trajectory, "SGD", kwargs, 1, 20)
+        _, _, expected = _reference("SGD", kwargs, 1, 20)
         _compare_trajectories(got, expected, f"SGD(lr={lr}, momentum={momentum})")
 
 
 @exercise("03.4")
-def test_momentum_buffers_live_in_the_optimizer_state(nb):
-    model, opt, _ = _trajectory(
-        lambda ps: nb.SGD(ps, lr=0.05, momentum=0.9), 2, 3, lambda: _sgd_blocked(nb)
-    )
-    ref_model, ref_opt, _ = _trajectory(lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), 2, 3)
-    for (name, p), q in zip(model.named_parameters(), ref_model.parameters(), strict=True):
+def test_momentum_buffers_live_in_the_optimizer_state(run):
+    # catches: buffers kept in a private dict (state_dict() would not save them)
+    kwargs = {"lr": 0.05, "momentum": 0.9}
+    _, states = run(trajectory, "SGD", kwargs, 2, 3)
+    model, ref_opt, _ = _reference("SGD", kwargs, 2, 3)
+    names = [name for name, _ in model.named_parameters()]
+    for name, p, state in zip(names, model.parameters(), states, strict=True):
         if not p.requires_grad:
             continue
-        state = opt.state.get(p, {})
         assert "momentum_buffer" in state, (
             f"after 3 steps, optimizer.state[{name}] has keys {sorted(state)}; keep the "
             "momentum in optimizer.state[p]['momentum_buffer'] so that state_dict() saves it"
         )
-        got, expected = (
-            _values(state["momentum_buffer"]),
-            _values(ref_opt.state[q]["momentum_buffer"]),
-        )
-        assert np.allclose(got, expected, rtol=1e-5, atol=1e-6), (
-            f"after 3 steps the momentum buffer of {name} differs from minitorch.optim.SGD's"
+        expected = _values(ref_opt.state[p]["momentum_buffer"])
+        _close_arrays(
+            state["momentum_buffer"],
+            expected,
+            f"after 3 steps the momentum buffer of {name} (vs minitorch.optim.SGD's)",
         )
 
 
 # --- 03.5 Adam -----------------------------------------------------------------------------
-def _adam_blocked(nb):
-    return _blocked(nb, "optim.Adam", (optim.Adam, "step"))
+@probe
+def one_adam_step(nb, start, grad, lr):
+    p = nn.Parameter(minitorch.from_numpy(start.copy()))
+    p.grad = minitorch.from_numpy(grad)
+    opt = nb.Adam([p], lr=lr)
+    with _blocked(nb, "optim.Adam", (optim.Adam, "step")):
+        opt.step()
+    return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
 
 
 @exercise("03.5")
-def test_first_step_moves_each_weight_by_lr(nb):
+def test_first_step_moves_each_weight_by_lr(run):
+    # catches: no bias correction (the first step is lr * (1 - beta1) / sqrt(1 - beta2))
     start = np.array([0.5, -1.0, 2.0, 0.0, 3.0], dtype=np.float32)
     grad = np.array([1e-3, -0.5, 40.0, 2.0, -1e3], dtype=np.float32)
-    p = nn.Parameter(minitorch.from_numpy(start.copy()))
-    p.grad = minitorch.from_numpy(grad)
-    opt = nb.Adam([p], lr=0.01)
-    with _adam_blocked(nb):
-        opt.step()
-    moved = _values(p) - start
+    got, leaf = run(one_adam_step, start, grad, 0.01)
+    moved = np.asarray(got) - start
     expected = -0.01 * np.sign(grad).astype(np.float64)
-    assert np.allclose(moved, expected, rtol=1e-3, atol=1e-6), (
-        f"Adam's first step (lr=0.01) moved the weights by {moved.round(5).tolist()}; with bias "
-        f"correction m_hat / sqrt(v_hat) = sign(g), so expected {expected.round(5).tolist()}"
+    assert moved.shape == expected.shape and np.allclose(moved, expected, rtol=1e-3, atol=1e-6), (
+        f"Adam's first step (lr=0.01) moved the weights by {np.round(moved, 5).tolist()}; with "
+        f"bias correction m_hat / sqrt(v_hat) = sign(g), so expected {expected.round(5).tolist()}"
     )
-    assert p.is_leaf and p.grad_fn is None and p.requires_grad, (
+    assert leaf, (
         "after step() the parameter should still be a leaf that requires grad: update it in "
         "place under minitorch.no_grad()"
     )
 
 
 @exercise("03.5")
-def test_trajectory_matches_minitorch(nb):
-    _, _, got = _trajectory(lambda ps: nb.Adam(ps, lr=0.01), 3, 20, lambda: _adam_blocked(nb))
-    _, _, expected = _trajectory(lambda ps: optim.Adam(ps, lr=0.01), 3, 20)
+def test_trajectory_matches_minitorch(run):
+    # catches: eps inside the square root; moments updated in the wrong order
+    got, _ = run(trajectory, "Adam", {"lr": 0.01}, 3, 20)
+    _, _, expected = _reference("Adam", {"lr": 0.01}, 3, 20)
     _compare_trajectories(got, expected, "Adam(lr=0.01)")
 
 
 @exercise("03.5")
-def test_custom_betas_and_eps(nb):
-    def make(cls):
-        return lambda ps: cls(ps, lr=0.05, betas=(0.8, 0.99), eps=1e-4)
-
-    _, _, got = _trajectory(make(nb.Adam), 4, 20, lambda: _adam_blocked(nb))
-    _, _, expected = _trajectory(make(optim.Adam), 4, 20)
+def test_custom_betas_and_eps(run):
+    # catches: the defaults used instead of the param group's betas and eps
+    kwargs = {"lr": 0.05, "betas": (0.8, 0.99), "eps": 1e-4}
+    got, _ = run(trajectory, "Adam", kwargs, 4, 20)
+    _, _, expected = _reference("Adam", kwargs, 4, 20)
     _compare_trajectories(got, expected, "Adam(lr=0.05, betas=(0.8, 0.99), eps=1e-4)")
 
 
 @exercise("03.5")
-def test_moments_live_in_the_optimizer_state(nb):
-    model, opt, _ = _trajectory(lambda ps: nb.Adam(ps, lr=0.01), 5, 4, lambda: _adam_blocked(nb))
-    ref_model, ref_opt, _ = _trajectory(lambda ps: optim.Adam(ps, lr=0.01), 5, 4)
-    for (name, p), q in zip(model.named_parameters(), ref_model.parameters(), strict=True):
+def test_moments_live_in_the_optimizer_state(run):
+    # catches: one global step count; moments kept outside optimizer.state
+    _, states = run(trajectory, "Adam", {"lr": 0.01}, 5, 4)
+    model, ref_opt, _ = _reference("Adam", {"lr": 0.01}, 5, 4)
+    names = [name for name, _ in model.named_parameters()]
+    for name, p, state in zip(names, model.parameters(), states, strict=True):
         if not p.requires_grad:
             continue
-        state, ref = opt.state.get(p, {}), ref_opt.state[q]
+        ref = ref_opt.state[p]
         missing = [k for k in ("step", "exp_avg", "exp_avg_sq") if k not in state]
         assert not missing, (
             f"optimizer.state[{name}] has keys {sorted(state)}; keep 'step', 'exp_avg' and "
             "'exp_avg_sq' there, so that state_dict() saves them and training can resume"
         )
-        assert int(state["step"]) == ref["step"], (
-            f"after 4 steps optimizer.state[{name}]['step'] is {state['step']}, expected 4"
+        step = state["step"]
+        step = float(np.asarray(step).reshape(-1)[0]) if np.size(step) == 1 else step
+        assert step == ref["step"], (
+            f"after 4 steps optimizer.state[{name}]['step'] is {step}, expected 4"
         )
         for key in ("exp_avg", "exp_avg_sq"):
-            assert np.allclose(_values(state[key]), _values(ref[key]), rtol=1e-5, atol=1e-8), (
-                f"after 4 steps optimizer.state[{name}][{key!r}] differs from minitorch.optim's"
+            _close_arrays(
+                state[key],
+                _values(ref[key]),
+                f"after 4 steps optimizer.state[{name}][{key!r}] (vs minitorch.optim's)",
+                atol=1e-8,
             )
 
 
@@ -518,76 +670,102 @@ def _grads(model):
     return [None if p.grad is None else _values(p.grad) for p in model.parameters()]
 
 
+@probe
+def clipped(nb, seed, scale, max_norm, how):
+    model = _model_with_grads(seed, scale)
+    params = list(model.parameters())
+    if how == "nan":
+        params[0].grad[0, 0] = float("nan")
+    total = _clip(nb, model.parameters() if how == "generator" else params, max_norm)
+    if isinstance(total, minitorch.Tensor) and total.numel() == 1:
+        total = total.item()
+    return _plain(total), _grads(model)
+
+
+def _reference_clip(seed, scale, max_norm):
+    model = _model_with_grads(seed, scale)
+    total = nn.utils.clip_grad_norm_(list(model.parameters()), max_norm).item()
+    return total, _grads(model)
+
+
 @exercise("03.6")
-def test_clips_like_minitorch(nb):
+def test_clips_like_minitorch(run):
+    # catches: per-parameter clipping; the norm after clipping returned; None grads counted
     for scale, max_norm in ((3.0, 1.0), (10.0, 2.5)):
-        mine, ref = _model_with_grads(7, scale), _model_with_grads(7, scale)
-        total = _clip(nb, list(mine.parameters()), max_norm)
-        expected = nn.utils.clip_grad_norm_(list(ref.parameters()), max_norm).item()
-        assert total is not None and math.isclose(float(total), expected, rel_tol=1e-5), (
+        total, grads = run(clipped, 7, scale, max_norm, "list")
+        expected_total, expected = _reference_clip(7, scale, max_norm)
+        assert isinstance(total, float) and math.isclose(total, expected_total, rel_tol=1e-5), (
             f"clip_grad_norm_ returned {total!r}, expected the total norm before clipping, "
-            f"{expected:.6g}"
+            f"{expected_total:.6g}"
         )
-        for i, (a, b) in enumerate(zip(_grads(mine), _grads(ref), strict=True)):
+        for i, (a, b) in enumerate(zip(grads, expected, strict=True)):
             assert (a is None) == (b is None), f"parameter {i}'s grad should stay None"
             if a is not None:
-                assert np.allclose(a, b, rtol=1e-5, atol=1e-7), (
+                _close_arrays(
+                    a,
+                    b,
                     f"after clip_grad_norm_(..., max_norm={max_norm}) the grad of parameter {i} "
-                    "differs from minitorch's: scale every gradient by max_norm / total_norm"
+                    "(scale every gradient by max_norm / total_norm)",
+                    atol=1e-7,
                 )
-        clipped = math.sqrt(sum(float((g**2).sum()) for g in _grads(mine) if g is not None))
-        assert clipped <= max_norm * (1 + 1e-4), (
-            f"after clipping to max_norm={max_norm} the total norm is still {clipped:.4f}"
+        clipped_norm = math.sqrt(sum(float((g**2).sum()) for g in grads if g is not None))
+        assert clipped_norm <= max_norm * (1 + 1e-4), (
+            f"after clipping to max_norm={max_norm} the total norm is still {clipped_norm:.4f}"
         )
 
 
 @exercise("03.6")
-def test_no_change_below_max_norm(nb):
-    model = _model_with_grads(8, 0.01)
-    before = _grads(model)
-    total = _clip(nb, list(model.parameters()), 10.0)
+def test_no_change_below_max_norm(run):
+    # catches: gradients scaled up to max_norm when they are already below it
+    total, grads = run(clipped, 8, 0.01, 10.0, "list")
+    before = _grads(_model_with_grads(8, 0.01))
     expected = math.sqrt(
         sum(float((g.astype(np.float64) ** 2).sum()) for g in before if g is not None)
     )
-    assert total is not None and math.isclose(float(total), expected, rel_tol=1e-4), (
+    assert isinstance(total, float) and math.isclose(total, expected, rel_tol=1e-4), (
         f"clip_grad_norm_ returned {total!r}, expected the total norm {expected:.6g}"
     )
-    for i, (a, b) in enumerate(zip(_grads(model), before, strict=True)):
+    for i, (a, b) in enumerate(zip(grads, before, strict=True)):
         if a is not None:
-            assert np.allclose(a, b, rtol=1e-6, atol=0), (
+            _close_arrays(
+                a,
+                b,
                 f"the total norm {expected:.3g} is below max_norm=10, but the grad of parameter "
-                f"{i} changed; leave the gradients alone then"
+                f"{i} changed; leave the gradients alone then",
+                rtol=1e-6,
+                atol=0,
             )
 
 
 @exercise("03.6")
-def test_accepts_a_generator_of_parameters(nb):
-    mine, ref = _model_with_grads(9, 5.0), _model_with_grads(9, 5.0)
-    total = _clip(nb, mine.parameters(), 1.0)  # a generator: it can be iterated only once
-    nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
-    for i, (a, b) in enumerate(zip(_grads(mine), _grads(ref), strict=True)):
-        if a is not None:
-            assert np.allclose(a, b, rtol=1e-5, atol=1e-7), (
-                f"clip_grad_norm_(model.parameters(), 1.0) did not clip parameter {i}'s grad "
-                "correctly; parameters can be a generator, so make a list of it once, first"
+def test_accepts_a_generator_of_parameters(run):
+    # catches: the parameters iterated twice (a generator is empty the second time)
+    total, grads = run(clipped, 9, 5.0, 1.0, "generator")
+    _, expected = _reference_clip(9, 5.0, 1.0)
+    for i, (a, b) in enumerate(zip(grads, expected, strict=True)):
+        if a is not None and b is not None:
+            _close_arrays(
+                a,
+                b,
+                f"clip_grad_norm_(model.parameters(), 1.0): parameter {i}'s grad (parameters "
+                "can be a generator, so make a list of it once, first)",
+                atol=1e-7,
             )
-    assert total is not None and float(total) > 1.0, (
+    assert isinstance(total, float) and total > 1.0, (
         f"clip_grad_norm_(model.parameters(), 1.0) returned {total!r}, expected the norm "
         "before clipping"
     )
 
 
 @exercise("03.6")
-def test_nan_gradient_propagates(nb):
-    model = _model_with_grads(10, 1.0)
-    params = list(model.parameters())
-    params[0].grad[0, 0] = float("nan")
-    total = _clip(nb, params, 1.0)
-    assert total is not None and math.isnan(float(total)), (
+def test_nan_gradient_propagates(run):
+    # catches: a clip that hides a NaN norm (the loop could not see it and skip the step)
+    total, grads = run(clipped, 10, 1.0, 1.0, "nan")
+    assert isinstance(total, float) and math.isnan(total), (
         f"with a NaN in one gradient clip_grad_norm_ returned {total!r}; the total norm should "
         "be NaN, so that the training loop can see it and skip the step"
     )
-    for i, g in enumerate(_grads(model)):
+    for i, g in enumerate(grads):
         if g is not None:
             assert np.isnan(g).all(), (
                 f"with a NaN total norm, parameter {i}'s grad should become NaN too (as in "
@@ -627,31 +805,59 @@ _LOADER = (
 )
 
 
-def _batches(nb, loader):
-    """One epoch of ``loader``, each batch checked to be a pair of tensors."""
-    with _blocked(nb, "DataLoader or default_collate", *_LOADER):
-        batches = list(loader)
+def _batch_data(batch):
+    """A batch as plain data: its parts' types, and for (xs, ys) of tensors their contents."""
+    parts = list(batch)
+    data = {"parts": len(parts), "types": [type(p).__name__ for p in parts]}
+    if len(parts) == 2 and all(isinstance(p, minitorch.Tensor) for p in parts):
+        xs, ys = parts
+        data.update(xs=_values(xs), ys=ys.numpy().copy(), ys_dtype=str(ys.dtype))
+    return data
+
+
+def _loader(nb, dataset, kwargs):
+    kwargs = dict(kwargs)
+    if "seed" in kwargs:
+        kwargs["generator"] = minitorch.Generator(kwargs.pop("seed"))
+    return nb.DataLoader(dataset, **kwargs)
+
+
+@probe
+def epochs_of(nb, n, kwargs, count):
+    """``count`` epochs of a loader over ``_Numbered(n)``, and len(loader)."""
+    loader = _loader(nb, _Numbered(n), kwargs)
+    out = []
+    for _ in range(count):
+        with _blocked(nb, "DataLoader or default_collate", *_LOADER):
+            out.append([_batch_data(b) for b in loader])
+    return out, len(loader)
+
+
+def _structure(batches):
     for k, batch in enumerate(batches):
-        assert len(batch) == 2, (
-            f"batch {k} has {len(batch)} parts; a dataset of (x, y) pairs gives batches (xs, ys)"
+        assert batch["parts"] == 2, (
+            f"batch {k} has {batch['parts']} parts; a dataset of (x, y) pairs gives batches "
+            "(xs, ys)"
         )
-        xs, ys = batch
-        assert isinstance(xs, minitorch.Tensor) and isinstance(ys, minitorch.Tensor), (
-            f"batch {k} is ({type(xs).__name__}, {type(ys).__name__}); stack the samples' parts "
-            "into tensors with minitorch.stack"
+        assert "xs" in batch, (
+            f"batch {k} is ({', '.join(batch['types'])}); stack the samples' parts into tensors "
+            "with minitorch.stack"
         )
-    return batches
 
 
-def _epoch(nb, loader):
-    """One epoch: the batches as lists of sample numbers, checking their structure."""
+def _numbers(batches):
+    """An epoch's batches as lists of sample numbers, checking their structure."""
+    _structure(batches)
     numbers = []
-    for k, (xs, ys) in enumerate(_batches(nb, loader)):
+    for k, batch in enumerate(batches):
+        xs, ys = batch["xs"], batch["ys"]
         assert xs.ndim == 2 and xs.shape[1] == 2 and ys.ndim == 1 and len(xs) == len(ys), (
-            f"batch {k} has shapes {tuple(xs.shape)} and {tuple(ys.shape)}; stacking n samples "
+            f"batch {k} has shapes {xs.shape} and {ys.shape}; stacking n samples "
             "of shapes (2,) and () should give (n, 2) and (n,)"
         )
-        assert ys.dtype == minitorch.int64, f"batch {k}'s labels are {ys.dtype}, expected int64"
+        assert batch["ys_dtype"] == str(minitorch.int64), (
+            f"batch {k}'s labels are {batch['ys_dtype']}, expected int64"
+        )
         numbers.append([int(v) for v in ys.tolist()])
         assert xs[:, 0].tolist() == [float(v) for v in numbers[-1]], (
             f"batch {k}: the x and y parts of the samples were stacked in different orders"
@@ -660,81 +866,94 @@ def _epoch(nb, loader):
 
 
 @exercise("03.7")
-def test_sequential_batches_in_order(nb):
-    loader = nb.DataLoader(_Numbered(10), batch_size=4)
-    got = _epoch(nb, loader)
+def test_sequential_batches_in_order(run):
+    # catches: the last, smaller batch dropped; len() rounding down
+    (epoch,), length = run(epochs_of, 10, {"batch_size": 4}, 1)
+    got = _numbers(epoch)
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]], (
         f"DataLoader(10 samples, batch_size=4) gave batches {got}, expected "
         "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] (the last batch is smaller)"
     )
-    assert len(loader) == 3, f"len(loader) is {len(loader)}, expected 3 batches"
+    assert length == 3, f"len(loader) is {length}, expected 3 batches"
 
 
 @exercise("03.7")
-def test_drop_last(nb):
-    loader = nb.DataLoader(_Numbered(10), batch_size=4, drop_last=True)
-    got = _epoch(nb, loader)
+def test_drop_last(run):
+    # catches: drop_last ignored, in iteration or in len()
+    (epoch,), length = run(epochs_of, 10, {"batch_size": 4, "drop_last": True}, 1)
+    got = _numbers(epoch)
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7]], (
         f"DataLoader(10 samples, batch_size=4, drop_last=True) gave {got}, expected the two "
         "full batches only"
     )
-    assert len(loader) == 2, f"len(loader) with drop_last=True is {len(loader)}, expected 2"
-    even = nb.DataLoader(_Numbered(8), batch_size=4, drop_last=True)
-    assert len(_epoch(nb, even)) == 2 == len(even), (
+    assert length == 2, f"len(loader) with drop_last=True is {length}, expected 2"
+    (epoch,), length = run(epochs_of, 8, {"batch_size": 4, "drop_last": True}, 1)
+    assert len(_numbers(epoch)) == 2 == length, (
         "with 8 samples, batch_size=4 and drop_last=True there are 2 batches"
     )
 
 
 @exercise("03.7")
-def test_shuffle_covers_every_sample_once(nb):
-    loader = nb.DataLoader(
-        _Numbered(23), batch_size=5, shuffle=True, generator=minitorch.Generator(1)
-    )
-    for epoch in (1, 2):
-        batches = _epoch(nb, loader)
-        order = [i for batch in batches for i in batch]
+def test_shuffle_covers_every_sample_once(run):
+    # catches: sampling with replacement; shuffle ignored
+    seed = int(run.rng.integers(1000))
+    epochs, _ = run(epochs_of, 23, {"batch_size": 5, "shuffle": True, "seed": seed}, 2)
+    for epoch, batches in enumerate(epochs, start=1):
+        numbers = _numbers(batches)
+        order = [i for batch in numbers for i in batch]
         assert sorted(order) == list(range(23)), (
             f"epoch {epoch} of a shuffled loader visited {sorted(order)}; every sample "
             "0..22 should appear exactly once"
         )
-        assert [len(b) for b in batches] == [5, 5, 5, 5, 3], (
-            f"a shuffled loader gave batch sizes {[len(b) for b in batches]}, expected "
+        assert [len(b) for b in numbers] == [5, 5, 5, 5, 3], (
+            f"a shuffled loader gave batch sizes {[len(b) for b in numbers]}, expected "
             "[5, 5, 5, 5, 3]"
         )
         assert order != list(range(23)), f"epoch {epoch} with shuffle=True was not shuffled"
 
 
 @exercise("03.7")
-def test_seeded_shuffles_repeat_and_differ_between_epochs(nb):
-    def epochs(seed, n=2):
-        loader = nb.DataLoader(
-            _Numbered(30), batch_size=8, shuffle=True, generator=minitorch.Generator(seed)
-        )
-        return [[i for b in _epoch(nb, loader) for i in b] for _ in range(n)]
+def test_seeded_shuffles_repeat_and_differ_between_epochs(run):
+    # catches: one permutation reused every epoch; the generator ignored
+    def orders(seed, n=2):
+        epochs, _ = run(epochs_of, 30, {"batch_size": 8, "shuffle": True, "seed": seed}, n)
+        return [[i for b in _numbers(batches) for i in b] for batches in epochs]
 
-    first, second = epochs(5)
+    seed = int(run.rng.integers(1000))
+    first, second = orders(seed)
     assert first != second, (
         "two epochs of the same shuffled loader came in the same order; draw a new "
         "permutation each time __iter__ starts"
     )
-    assert epochs(5) == [first, second], (
-        "two loaders with minitorch.Generator(5) gave different orders; draw the permutation "
-        "from the loader's generator (minitorch.randperm(n, generator=...))"
+    assert orders(seed) == [first, second], (
+        f"two loaders with minitorch.Generator({seed}) gave different orders; draw the "
+        "permutation from the loader's generator (minitorch.randperm(n, generator=...))"
     )
-    assert epochs(6, 1)[0] != first, (
-        "loaders with Generator(5) and Generator(6) gave the same order; use the generator"
+    assert orders(seed + 1, 1)[0] != first, (
+        "loaders with different generators gave the same order; use the generator"
     )
+
+
+@probe
+def digit_batches(nb):
+    loader = _loader(nb, load_digits("train"), {"batch_size": 64, "shuffle": True, "seed": 0})
+    with _blocked(nb, "DataLoader or default_collate", *_LOADER):
+        batches = [_batch_data(b) for b in loader]
+    for b in batches:
+        if "xs" in b:
+            b["xs"] = b["xs"].shape  # only the images' shapes travel back
+    return batches, len(loader)
 
 
 @exercise("03.7")
-def test_batches_the_digits(nb):
-    digits = load_digits("train")
-    loader = nb.DataLoader(digits, batch_size=64, shuffle=True, generator=minitorch.Generator(0))
-    batches = _batches(nb, loader)
-    shapes = [(tuple(x.shape), tuple(y.shape)) for x, y in batches]
-    assert len(batches) == 23 == len(loader), (
+def test_batches_the_digits(run):
+    # catches: images flattened or squeezed by the collate; a batch lost at the end
+    batches, length = run(digit_batches)
+    _structure(batches)
+    shapes = [(tuple(b["xs"]), tuple(b["ys"].shape)) for b in batches]
+    assert len(batches) == 23 == length, (
         f"1437 digits in batches of 64 should give 23 batches, got {len(batches)} (and "
-        f"len(loader) = {len(loader)})"
+        f"len(loader) = {length})"
     )
     assert all(s == ((64, 1, 8, 8), (64,)) for s in shapes[:-1]), (
         f"digit batches should have shapes (64, 1, 8, 8) and (64,), got {shapes[0]}"
@@ -742,8 +961,8 @@ def test_batches_the_digits(nb):
     assert shapes[-1] == ((29, 1, 8, 8), (29,)), (
         f"the last digit batch should hold the remaining 29 images, got shapes {shapes[-1]}"
     )
-    labels = np.concatenate([y.numpy() for _, y in batches])
-    expected = np.bincount(digits.tensors[1].numpy(), minlength=10)
+    labels = np.concatenate([b["ys"] for b in batches]).astype(np.int64)
+    expected = np.bincount(load_digits("train").tensors[1].numpy(), minlength=10)
     assert np.array_equal(np.bincount(labels, minlength=10), expected), (
         "one epoch over the digits should contain every image exactly once (the label "
         "counts differ from the dataset's)"
@@ -776,24 +995,36 @@ def _regression(seed, n_batches=4, batch=8):
     return batches
 
 
-def _train(nb, *args):
-    return nb.train(*args)
+@probe
+def train_with_sgd(nb, seed, lr, momentum, epochs):
+    batches = _regression(seed)
+    model = _mlp(seed)
+    loader = _FixedLoader(batches)
+    opt = optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    losses = nb.train(model, loader, opt, F.mse_loss, epochs)
+    kinds = [type(v).__name__ for v in losses] if isinstance(losses, (list, tuple)) else None
+    return {
+        "losses": losses,
+        "kinds": kinds,
+        "epochs": loader.epochs,
+        "params": [_values(p) for p in model.parameters()],
+    }
 
 
 @exercise("03.8")
-def test_returns_one_mean_loss_per_epoch(nb):
-    batches = _regression(20)
-    model = _mlp(20)
-    loader = _FixedLoader(batches)
-    losses = _train(nb, model, loader, optim.SGD(model.parameters(), lr=0.0), F.mse_loss, 3)
+def test_returns_one_mean_loss_per_epoch(run):
+    # catches: the last batch's loss returned; loss tensors kept (graphs kept alive)
+    got = run(train_with_sgd, 20, 0.0, 0.0, 3)
+    losses = got["losses"]
     assert isinstance(losses, (list, tuple)) and len(losses) == 3, (
         f"train(..., epochs=3) returned {losses!r}; expected a list of 3 losses, one per epoch"
     )
-    assert all(type(v) is float for v in losses), (
-        f"train returned {[type(v).__name__ for v in losses]}; return Python floats (use "
-        "loss.item(): keeping loss tensors also keeps their whole graphs in memory)"
+    assert got["kinds"] == ["float"] * 3, (
+        f"train returned {got['kinds']}; return Python floats (use loss.item(): keeping loss "
+        "tensors also keeps their whole graphs in memory)"
     )
-    assert loader.epochs == 3, f"train(..., epochs=3) iterated the loader {loader.epochs} times"
+    assert got["epochs"] == 3, f"train(..., epochs=3) iterated the loader {got['epochs']} times"
+    batches, model = _regression(20), _mlp(20)
     with minitorch.no_grad():
         expected = sum(F.mse_loss(model(x), y).item() for x, y in batches) / len(batches)
     for epoch, value in enumerate(losses, start=1):
@@ -804,11 +1035,10 @@ def test_returns_one_mean_loss_per_epoch(nb):
 
 
 @exercise("03.8")
-def test_matches_a_correct_loop(nb):
-    batches = _regression(21)
-    model, ref = _mlp(21), _mlp(21)
-    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
-    losses = _train(nb, model, _FixedLoader(batches), opt, F.mse_loss, 2)
+def test_matches_a_correct_loop(run):
+    # catches: zero_grad forgotten or misplaced; step before backward
+    got = run(train_with_sgd, 21, 0.1, 0.5, 2)
+    batches, ref = _regression(21), _mlp(21)
     ref_opt = optim.SGD(ref.parameters(), lr=0.1, momentum=0.5)
     expected = []
     for _ in range(2):
@@ -820,51 +1050,73 @@ def test_matches_a_correct_loop(nb):
             ref_opt.step()
             total += loss.item()
         expected.append(total / len(batches))
-    for (name, p), q in zip(model.named_parameters(), ref.parameters(), strict=True):
-        assert np.allclose(_values(p), _values(q), rtol=1e-5, atol=1e-6), (
+    for (name, q), p in zip(ref.named_parameters(), got["params"], strict=True):
+        assert np.allclose(p, _values(q), rtol=1e-5, atol=1e-6), (
             f"after 2 epochs {name} differs from a correct loop's; for each batch: "
             "zero_grad, forward, loss, backward, step"
         )
-    assert np.allclose(losses, expected, rtol=1e-5), (
-        f"train returned the epoch losses {np.round(losses, 5).tolist()}, expected "
+    losses = got["losses"]
+    assert isinstance(losses, (list, tuple)) and np.allclose(losses, expected, rtol=1e-5), (
+        f"train returned the epoch losses {losses!r}, expected "
         f"{np.round(expected, 5).tolist()} (the mean of each epoch's batch losses)"
     )
 
 
-@exercise("03.8")
-def test_puts_the_model_in_training_mode(nb):
-    model = nn.Sequential(_mlp(22), nn.Dropout(0.1))
+@probe
+def training_modes(nb, seed):
+    model = nn.Sequential(_mlp(seed), nn.Dropout(0.1))
     modes = []
     model.register_forward_hook(lambda module, args, output: modes.append(module.training))
     model.eval()  # as an evaluation before this epoch would have left it
-    _train(
-        nb,
-        model,
-        _FixedLoader(_regression(22)),
-        optim.SGD(model.parameters(), lr=0.01),
-        F.mse_loss,
-        1,
-    )
+    opt = optim.SGD(model.parameters(), lr=0.01)
+    nb.train(model, _FixedLoader(_regression(seed)), opt, F.mse_loss, 1)
+    return [bool(m) for m in modes]
+
+
+@exercise("03.8")
+def test_puts_the_model_in_training_mode(run):
+    # catches: model.train() never called (an evaluation left the model in eval mode)
+    modes = run(training_modes, 22)
     assert modes and all(modes), (
         "train() ran the model in eval mode; call model.train() at the start of each epoch"
     )
 
 
-@exercise("03.8")
-def test_learns_to_classify_digits(nb):
+def _digits_model():
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+@probe
+def train_on_digits(nb):
     digits = load_digits("train")
     subset = minitorch.data.Subset(digits, list(range(0, 1437, 2)))  # 719 fixed images
     minitorch.manual_seed(23)
-    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = _digits_model()
     loader = minitorch.data.DataLoader(
         subset, batch_size=32, shuffle=True, generator=minitorch.Generator(23)
     )
     opt = optim.Adam(model.parameters(), lr=1e-2)
-    losses = _train(nb, model, loader, opt, F.cross_entropy, 6)
+    losses = nb.train(model, loader, opt, F.cross_entropy, 6)
+    return losses, [_values(p) for p in model.parameters()]
+
+
+@exercise("03.8")
+def test_learns_to_classify_digits(run):
+    # catches: a loop that does not learn (no step, lr unused, gradients never cleared)
+    losses, params = run(train_on_digits)
+    model = _digits_model()
+    assert len(params) == len(list(model.parameters())), "the model's parameters changed"
+    with minitorch.no_grad():
+        for p, values in zip(model.parameters(), params, strict=True):
+            assert np.shape(values) == tuple(p.shape), "the model's parameters changed shape"
+            p.copy_(minitorch.tensor(np.asarray(values, dtype=np.float32)))
     test_images, test_labels = load_digits("test").tensors
     model.eval()
     with minitorch.no_grad():
         acc = (model(test_images).argmax(dim=1) == test_labels).float().mean().item()
+    assert isinstance(losses, (list, tuple)) and len(losses) == 6, (
+        f"train(..., epochs=6) returned {losses!r}; expected 6 epoch losses"
+    )
     assert losses[-1] < 0.5 * losses[0], (
         f"training on digits, the epoch loss went from {losses[0]:.3f} to {losses[-1]:.3f}; "
         "it should at least halve in 6 epochs"

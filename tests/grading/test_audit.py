@@ -12,12 +12,17 @@ from minitorch.grading import grade
 from minitorch.grading.audit import exercise_problems, id_problems, solution_problems
 
 TOOTHLESS = """\
-from minitorch.grading import exercise
+from minitorch.grading import exercise, probe
+
+
+@probe
+def has_add(nb):
+    return callable(nb.add)
 
 
 @exercise("99.1")
-def test_add_exists(nb):
-    assert callable(nb.add)  # true even on the blank notebook: a test without teeth
+def test_add_exists(run):
+    assert run(has_add)  # true even on the blank notebook: a test without teeth
 """
 
 
@@ -67,9 +72,9 @@ def test_ids_must_match_the_manifest(chapter, tmp_path: Path):
     module = tmp_path / "test_ids.py"
     module.write_text(
         "from minitorch.grading import exercise\n\n"
-        "@exercise('99.1')\ndef test_add(nb):\n    pass\n\n"
-        "@exercise('99.7')\ndef test_stray(nb):\n    pass\n\n"
-        "def test_undecorated(nb):\n    pass\n"
+        "@exercise('99.1')\ndef test_add(run):\n    pass\n\n"
+        "@exercise('99.7')\ndef test_stray(run):\n    pass\n\n"
+        "def test_undecorated(run):\n    pass\n"
     )
     assert id_problems(chapter, module) == [
         "test_ids.py: `test_stray` grades '99.7', which is not in chapter 99's manifest",

@@ -123,7 +123,7 @@ def test_a_missing_or_broken_notebook_is_a_notebook_error(tmp_path: Path):
     broken.write_text("{not json")
     with pytest.raises(NotebookError, match="is not a Jupyter notebook"):
         load_notebook(broken)
-    broken.write_text('{"cells": 3}')
+    broken.write_text('{"nbformat": 4, "cells": 3}')
     with pytest.raises(NotebookError, match="has no list of cells"):
         load_notebook(broken)
 

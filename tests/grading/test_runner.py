@@ -5,18 +5,19 @@ from __future__ import annotations
 import pytest
 from grading_fixtures import EXERCISES, FIXTURE_TESTS
 
-from minitorch.grading import Namespace
+from minitorch.grading import LocalRunner, Namespace
 from minitorch.grading.namespace import CellFailure
+from minitorch.grading.probes import learner_error
 from minitorch.grading.registry import ExerciseTests, Registration, collect
 from minitorch.grading.results import TestOutcome, format_points
 from minitorch.grading.runner import run_exercise, summarize
 
 
-def notebook(code: str, failures: tuple[CellFailure, ...] = ()) -> Namespace:
-    """Definitions made by running ``code`` as cell 4 of a notebook."""
+def notebook(code: str, failures: tuple[CellFailure, ...] = ()) -> LocalRunner:
+    """Probes run on the definitions made by running ``code`` as cell 4 of a notebook."""
     namespace: dict = {"__name__": "__main__"}
     exec(compile(code, "<cell four>", "exec"), namespace)
-    return Namespace(namespace, failures, {"<cell four>": 4})
+    return LocalRunner(Namespace(namespace, failures, {"<cell four>": 4}), seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +97,15 @@ def test_sys_exit_in_learner_code_is_an_error_not_an_exit(exercises):
 def test_an_assertion_without_a_message_shows_the_statement(tmp_path):
     module = tmp_path / "test_bare.py"  # loaded by path: no pytest assertion rewriting
     module.write_text(
-        "from minitorch.grading import exercise\n\n@exercise('1', title='t', points=1)\n"
-        "def test_bare(nb):\n    assert nb.value == 2\n"
+        "from minitorch.grading import exercise, probe\n\n@probe\ndef value(nb):\n"
+        "    return nb.value\n\n@exercise('1', title='t', points=1)\n"
+        "def test_bare(run):\n    assert run(value) == 2\n"
     )
     [bare] = collect([module], [])
     result = run_exercise(bare, notebook("value = 1"))
     assert result.status == "failed"
     assert result.reason == (
-        "assertion failed: `assert nb.value == 2` (in `test_bare`, line 5 of test_bare.py)"
+        "assertion failed: `assert run(value) == 2` (in `test_bare`, line 9 of test_bare.py)"
     )
 
 
@@ -119,14 +121,14 @@ def test_a_runaway_exercise_times_out_where_it_loops(exercises):
 
 
 def test_the_status_shown_is_the_most_telling_one():
-    def passing(nb):
+    def passing(run):
         pass
 
-    def failing(nb):
+    def failing(run):
         raise AssertionError("wrong")
 
-    def missing(nb):
-        raise NotImplementedError
+    def missing(run):
+        raise learner_error({"status": "not implemented", "message": "write it"})
 
     tests = [Registration("1", f) for f in (passing, failing, missing)]
     result = run_exercise(ExerciseTests("1", "t", 3, tests), notebook(""))
