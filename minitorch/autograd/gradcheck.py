@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
+from .engine import grad
 from .grad_mode import enable_grad
 
 
@@ -33,8 +35,6 @@ def gradcheck(
     Inputs that are not float64 are checked through float64 copies. Non-contiguous float64
     inputs are used as they are, so views and strides are exercised too.
     """
-    from ..tensor import Tensor
-
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
     wrt = [i for i, t in enumerate(args) if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
@@ -57,8 +57,6 @@ def gradcheck(
         if not out.requires_grad:
             continue
         for j in range(out.numel()):
-            from .engine import grad
-
             seed = np.zeros(out.numel())
             seed[j] = 1.0
             go = Tensor._from_array(seed.reshape(out.shape).astype(out._data.dtype))
@@ -109,9 +107,6 @@ def gradgradcheck(
 ) -> bool:
     """gradcheck of the gradients themselves: checks ``create_graph=True`` backward
     formulas (Hessian-vector products) against finite differences of the first gradients."""
-    from ..tensor import Tensor
-    from .engine import grad
-
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
     for i, t in enumerate(args):
         if isinstance(t, Tensor) and t.requires_grad and t.dtype.name != "float64":
@@ -146,8 +141,6 @@ def gradgradcheck(
 
 def _outputs(result: Any) -> list:
     """The floating-point tensors among fn's outputs."""
-    from ..tensor import Tensor
-
     items = result if isinstance(result, (tuple, list)) else (result,)
     return [o for o in items if isinstance(o, Tensor) and o.is_floating_point()]
 

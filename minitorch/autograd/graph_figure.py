@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..function import AccumulateGrad
+from ..tensor import Tensor
+
 
 @dataclass
 class GraphNode:
@@ -27,8 +30,6 @@ class GraphNode:
 def graph_layout(tensor: Any, params: dict | None = None) -> tuple[list[GraphNode], list]:
     """Boxes (with layer and x position) and arrows ``(from_index, to_index)``, pointing
     the way gradients flow: from the output down to the leaves."""
-    from ..tensor import Tensor
-
     if not isinstance(tensor, Tensor):
         raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
     if not tensor.requires_grad:
@@ -78,14 +79,10 @@ def graph_layout(tensor: Any, params: dict | None = None) -> tuple[list[GraphNod
 
 
 def _kind(fn: Any) -> str:
-    from ..function import AccumulateGrad
-
     return "leaf" if isinstance(fn, AccumulateGrad) else "op"
 
 
 def _label(fn: Any, names: dict) -> str:
-    from ..function import AccumulateGrad
-
     if isinstance(fn, AccumulateGrad):
         t = fn.variable
         return f"{names.get(id(t), 'leaf')}\n{_shape(t.shape)}"
@@ -129,7 +126,7 @@ def draw_graph(
     that require grad (named by ``params={"w": w}`` where given), the orange box is the
     tensor itself. Arrows point the way the gradient flows in backward.
     """
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # matplotlib loads only when a graph is drawn
 
     boxes, edges = graph_layout(tensor, params)
     depth = max(b.layer for b in boxes) + 1

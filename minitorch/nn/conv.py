@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..autograd import no_grad
 from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
@@ -87,8 +88,6 @@ class Embedding(Module):
         self.weight = Parameter(empty(num_embeddings, embedding_dim))
         init.normal_(self.weight)
         if padding_idx is not None:
-            from ..autograd import no_grad
-
             with no_grad():
                 self.weight[padding_idx] = 0.0
 

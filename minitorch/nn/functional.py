@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from .. import ops
+from ..autograd import no_grad
 from ..backend import array_module_of
 from ..creation import arange, rand, zeros
 from ..function import Context, Function
@@ -153,8 +154,6 @@ def batch_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (dim 1) over the batch and any spatial dims."""
-    from ..autograd import no_grad
-
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:

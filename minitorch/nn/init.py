@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..autograd import no_grad
+from ..creation import rand, randn
 from ..random import Generator
 from ..tensor import Tensor
 
@@ -49,8 +51,6 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 
 def _fill(tensor: Tensor, values: Tensor) -> Tensor:
-    from ..autograd import no_grad
-
     with no_grad():
         tensor.copy_(values)
     return tensor
@@ -59,8 +59,6 @@ def _fill(tensor: Tensor, values: Tensor) -> Tensor:
 def uniform_(
     tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
-    from ..creation import rand
-
     values = rand(*tensor.shape, generator=generator, dtype=tensor.dtype)
     return _fill(tensor, values * (b - a) + a)
 
@@ -68,8 +66,6 @@ def uniform_(
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
-    from ..creation import randn
-
     values = randn(*tensor.shape, generator=generator, dtype=tensor.dtype)
     return _fill(tensor, values * std + mean)
 

@@ -11,6 +11,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..autograd import no_grad
+from ..dtypes import float16, float32, float64
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -212,18 +214,12 @@ class Module:
         return self.to(f"cuda:{index}")
 
     def float(self) -> Module:
-        from ..dtypes import float32
-
         return self._cast_floating(float32)
 
     def double(self) -> Module:
-        from ..dtypes import float64
-
         return self._cast_floating(float64)
 
     def half(self) -> Module:
-        from ..dtypes import float16
-
         return self._cast_floating(float16)
 
     def _cast_floating(self, dtype: Any) -> Module:
@@ -256,8 +252,6 @@ class Module:
         With ``strict=True`` (the default) missing or unexpected keys are an error that
         lists them; a shape mismatch is always an error.
         """
-        from ..autograd import no_grad
-
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

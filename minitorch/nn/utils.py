@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from ..autograd import no_grad
+from ..creation import tensor
+from ..ops import maximum, minimum, stack
 from ..tensor import Tensor
 
 
@@ -26,10 +29,6 @@ def clip_grad_norm_(
     ``error_if_nonfinite`` is set; otherwise the gradients are scaled by it (becoming
     NaN), exactly as PyTorch does, so that a training loop can notice and skip the step.
     """
-    from ..autograd import no_grad
-    from ..creation import tensor
-    from ..ops import stack
-
     grads = _grads(parameters)
     if not grads:
         return tensor(0.0)
@@ -56,9 +55,6 @@ def clip_grad_norm_(
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
     """Clamp every gradient element into ``[-clip_value, clip_value]``."""
-    from ..autograd import no_grad
-    from ..ops import maximum, minimum
-
     with no_grad():
         for g in _grads(parameters):
             g.copy_(minimum(maximum(g, -clip_value), clip_value))

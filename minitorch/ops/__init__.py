@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..shape import normalize_dim
+from ..dtypes import as_dtype
+from ..shape import infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
 from .elementwise import (
@@ -221,8 +222,6 @@ def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
 
 
 def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001
-    from ..dtypes import as_dtype
-
     np_dtype = None if dtype is None else as_dtype(dtype).np
     return Sum.apply(t, _dims(t, dim, "sum"), keepdim, np_dtype)
 
@@ -294,8 +293,6 @@ def view(t: Any, *shape: Any) -> Any:
 
 def reshape(t: Any, *shape: Any) -> Any:
     """Like view, but copies when the layout makes a view impossible."""
-    from ..shape import infer_size, numel, view_strides
-
     target = infer_size(_sizes(shape), numel(t.shape), "reshape")
     if view_strides(t.shape, t.stride(), target) is None:
         t = clone(t)

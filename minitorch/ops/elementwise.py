@@ -14,26 +14,27 @@ from typing import Any
 
 from .. import backend
 from ..backend import array_module_of as xp
-from ..dtypes import from_numpy_dtype, get_default_dtype
+from ..dtypes import from_numpy_dtype, get_default_dtype, is_floating, result_type
 from ..function import Context, Function
 
 
 def _floating(result: Any, a: Any) -> Any:
     """A floating op on an integer/bool input gives the default float dtype (float32),
     as in PyTorch (numpy would give float64)."""
-    if a.dtype.kind != "f" and result.dtype != get_default_dtype().np:
+    if not is_floating(a.dtype) and result.dtype != get_default_dtype().np:
         return result.astype(get_default_dtype().np)
     return result
 
 
 def _promote(result: Any, *inputs: Any) -> Any:
-    """Give a floating result PyTorch's dtype: the widest floating input's, else the default.
+    """Give a floating result PyTorch's dtype (``minitorch.dtypes.result_type``).
 
-    numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64; PyTorch keeps
-    the floating operand's dtype (or float32 when only a Python float is floating).
+    numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64, and a 0-d
+    float32 array with a float16 one to float32; PyTorch keeps float32, the default float
+    dtype and float16 there.
     """
     dt = result.dtype
-    if dt.kind != "f":
+    if not is_floating(dt):
         return result
     first = inputs[0]
     if (
@@ -43,9 +44,8 @@ def _promote(result: Any, *inputs: Any) -> Any:
         )
     ):
         return result
-    floats = [x.dtype for x in inputs if hasattr(x, "dtype") and x.dtype.kind == "f"]
-    target = max(floats, key=lambda d: d.itemsize) if floats else get_default_dtype().np
-    return result if result.dtype == target else result.astype(target)
+    target = result_type(*inputs).np
+    return result if dt == target else result.astype(target)
 
 
 def unbroadcast(grad: Any, shape: tuple[int, ...]) -> Any:
@@ -168,8 +168,6 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        from . import log, where
-
         a, b, out = ctx.saved_tensors
         sa, sb = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
@@ -178,13 +176,13 @@ class Pow(Function):
             if isinstance(b, (int, float)):
                 grad_a = grad * 0.0 if b == 0 else grad * (b * a ** (b - 1))
             else:
-                grad_a = unbroadcast(grad * where(b == 0, 0.0, b * a ** (b - 1)), sa)
-        if need_b:  # d(a^b)/db = a^b * log(a), taken as 0 where a == 0 and b >= 0
+                grad_a = unbroadcast(grad * Where.apply(b == 0, 0.0, b * a ** (b - 1)), sa)
+        if need_b:  # d(a^b)/db = a^b * Log.apply(a), taken as 0 where a == 0 and b >= 0
             if isinstance(a, (int, float)):
                 dlog = out * math.log(a) if a > 0 else out * float("nan")
-                grad_b = grad * (where(b >= 0, 0.0, dlog) if a == 0 else dlog)
+                grad_b = grad * (Where.apply(b >= 0, 0.0, dlog) if a == 0 else dlog)
             else:
-                grad_b = grad * where((a == 0) & (b >= 0), 0.0, out * log(a))
+                grad_b = grad * Where.apply((a == 0) & (b >= 0), 0.0, out * Log.apply(a))
             grad_b = unbroadcast(grad_b, sb)
         return grad_a, grad_b
 
@@ -306,17 +304,17 @@ class Relu(Function):
 def _winner_grads(ctx: Context, grad: Any, largest: bool) -> tuple:
     """Gradients of maximum/minimum: all of ``grad`` to the input that was picked, half to
     each where they tie (as PyTorch does), summed back to each input's shape."""
-    from . import where
-
     a, b = ctx.saved_tensors
     sa, sb = ctx.shapes
     need_a, need_b = ctx.needs_input_grad
     a_wins, b_wins = (a > b, a < b) if largest else (a < b, a > b)
     half = grad * 0.5
     ties = a == b
+    grad_a = Where.apply(ties, half, Where.apply(a_wins, grad, 0.0)) if need_a else None
+    grad_b = Where.apply(ties, half, Where.apply(b_wins, grad, 0.0)) if need_b else None
     return (
-        unbroadcast(where(ties, half, where(a_wins, grad, 0.0)), sa) if need_a else None,
-        unbroadcast(where(ties, half, where(b_wins, grad, 0.0)), sb) if need_b else None,
+        unbroadcast(grad_a, sa) if need_a else None,
+        unbroadcast(grad_b, sb) if need_b else None,
     )
 
 
@@ -359,15 +357,13 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        from . import where
-
         (condition,) = ctx.saved_tensors
         sa, sb = ctx.shapes
         _, need_a, need_b = ctx.needs_input_grad
         return (
             None,  # the condition is not differentiable
-            unbroadcast(where(condition, grad, 0.0), sa) if need_a else None,
-            unbroadcast(where(condition, 0.0, grad), sb) if need_b else None,
+            unbroadcast(Where.apply(condition, grad, 0.0), sa) if need_a else None,
+            unbroadcast(Where.apply(condition, 0.0, grad), sb) if need_b else None,
         )
 
 

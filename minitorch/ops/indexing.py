@@ -69,9 +69,7 @@ class ScatterAdd(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        from . import getitem
-
-        return getitem(grad, ctx.index), None, None, None  # gather back what was scattered
+        return grad[ctx.index], None, None, None  # gather back what was scattered
 
 
 class IndexPut(Function):
@@ -86,14 +84,12 @@ class IndexPut(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        from . import getitem
-
         need_a, need_values = ctx.needs_input_grad[:2]
         grad_a = grad_values = None
         if need_a:  # overwritten elements no longer depend on the old value
             grad_a = grad if ctx.accumulate else IndexPut.apply(grad, 0.0, ctx.index, False)
         if need_values:
-            grad_values = unbroadcast(getitem(grad, ctx.index), ctx.value_shape)
+            grad_values = unbroadcast(grad[ctx.index], ctx.value_shape)
         return grad_a, grad_values, None, None
 
 

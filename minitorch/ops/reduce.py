@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..backend import array_module_of as xp
-from ..dtypes import get_default_dtype
+from ..creation import arange
+from ..dtypes import get_default_dtype, is_floating
 from ..function import Context, Function
 from ..shape import numel
+from .elementwise import Where
 
 
 def _expand_back(grad: Any, shape: tuple, dim: tuple | int | None, keepdim: bool) -> Any:
@@ -39,7 +41,7 @@ class Sum(Function):
 class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: Any, dim: tuple | None, keepdim: bool) -> Any:
-        if a.dtype.kind != "f":
+        if not is_floating(a.dtype):
             a = a.astype(get_default_dtype().np)
         out = xp(a).asarray(a.mean(axis=dim, keepdims=keepdim))
         ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
@@ -76,9 +78,6 @@ class _Extreme(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: Any, grad_indices: Any = None) -> tuple:
-        from ..creation import arange
-        from . import where
-
         if ctx.dim is None:
             # max() of everything: PyTorch shares the gradient evenly among tied extremes.
             a, out = ctx.saved_tensors
@@ -92,7 +91,7 @@ class _Extreme(Function):
         along = [1] * len(shape)
         along[dim] = shape[dim]
         positions = arange(shape[dim], device=grad.device).reshape(along)
-        return where(positions == indices, grad, 0.0), None, None
+        return Where.apply(positions == indices, grad, 0.0), None, None
 
 
 class Max(_Extreme):

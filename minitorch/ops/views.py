@@ -159,7 +159,7 @@ class AsStrided(ViewFunction):
     def backward(ctx: Context, grad: Any) -> tuple:
         """Add each output element's gradient to the storage position it read, then read the
         input's elements back out of that storage-sized gradient."""
-        from . import scatter_add
+        from . import scatter_add  # (ops/indexing.py imports this module)
 
         x, out, storage_len = ctx.geometry
         device = grad.device
@@ -207,7 +207,7 @@ class Slice(ViewFunction):
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
-        from . import scatter_add
+        from . import scatter_add  # (ops/indexing.py imports this module)
 
         # Zeros the input's size with the gradient written where the slice looked.
         return scatter_add(grad, ctx.shape, ctx.index, accumulate=False), None
