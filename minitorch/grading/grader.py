@@ -104,7 +104,7 @@ class _Session:
 
     def run(self) -> GradeReport:
         results = []
-        with tempfile.TemporaryDirectory(prefix="minitorch-grade-") as folder:
+        with tempfile.TemporaryDirectory(prefix="minitorch-grade-", dir=_temp_root()) as folder:
             os.chmod(folder, 0o711)  # the worker (another user) reaches only its own folder
             self.folder = Path(folder)
             try:
@@ -285,6 +285,20 @@ class _Session:
         if "<locals>" in func.__qualname__:
             raise TypeError(f"probe {func.__qualname__} must be defined at a module's top level")
         return self.module_index[module], func.__name__
+
+
+def _temp_root() -> str | None:
+    """Where the grader's folder goes: the temporary folder, unless other users cannot
+    enter it (the worker runs as another user when the grader runs as root)."""
+    root = tempfile.gettempdir()
+    if os.name != "posix" or os.geteuid() != 0:
+        return None
+    path = "/"
+    for part in Path(root).parts[1:]:
+        path = os.path.join(path, part)
+        if not os.stat(path).st_mode & 0o001:
+            return "/tmp" if os.stat("/tmp").st_mode & 0o001 else None
+    return None
 
 
 class _RemoteRunner(Runner):

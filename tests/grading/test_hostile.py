@@ -1,0 +1,478 @@
+"""Hostile and broken submissions: none scores more than it honestly earns.
+
+Each notebook below is what a student out to beat the grader (or a badly broken one)
+would hand in, for the fixture chapter (99.1 add: 2 points, 99.2 mul: 3, 99.3 greet: 1).
+For every one: the score is at most what its honest definitions earn, the grader ends by
+itself within its limits, and nothing is left behind: no process (the notebooks mark the
+processes they start), no file outside the grader's folder, which is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from grading_fixtures import ADD, FIXTURE_TESTS, GREET, MUL
+
+from minitorch import manifest
+from minitorch.grade import main
+from minitorch.grading import grade
+from minitorch.grading.notebook import code_cells
+from minitorch.grading.report import GradeReport
+
+MARK = "minitorch-hostile-marker"
+TIMEOUT, CELL_TIMEOUT, TOTAL = 1.0, 1.0, 30.0
+#: Seconds a hostile grading may take: its limits, plus starting a few sandboxes.
+BOUND = 20.0
+
+
+def _marked_processes() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if MARK.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def grading_folder(monkeypatch):
+    """The grader's temporary folder goes here; it must be empty afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="minitorch-hostile-"))
+    folder.chmod(0o711)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    left = list(folder.iterdir())
+    for pid in _marked_processes():
+        os.kill(pid, 9)
+    assert left == [], f"the grader left {left} behind"
+    folder.rmdir()
+
+
+@pytest.fixture
+def hostile(make_notebook, chapter, grading_folder):
+    """Grade the cells as the fixture chapter; check the time and the leftovers."""
+
+    def run(*cells: str, **options) -> GradeReport:
+        options = {
+            "timeout": TIMEOUT,
+            "cell_timeout": CELL_TIMEOUT,
+            "total_timeout": TOTAL,
+        } | options
+        started = time.monotonic()
+        report = grade(make_notebook(*cells), chapter=chapter, **options)
+        elapsed = time.monotonic() - started
+        assert elapsed < BOUND, f"grading took {elapsed:.1f} s"
+        time.sleep(0.1)
+        assert _marked_processes() == [], "a process the notebook started outlived the grader"
+        assert len(json.dumps(report.to_gradescope())) < 100_000
+        return report
+
+    return run
+
+
+def _spawn(code: str) -> str:
+    """Notebook code that starts a marked Python process running ``code``."""
+    return (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', {code!r}, {MARK!r}],"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    )
+
+
+FORGE_CHANNEL = """
+import json, os, struct
+def forge():
+    for fd in range(3, 64):
+        for reply in ({"ready": True}, {"loaded": []}, {"id": "x", "ok": 5}, {"event": "done"}):
+            data = json.dumps(reply).encode()
+            try:
+                os.write(fd, struct.pack(">I", len(data)) + data)
+                os.write(fd, b'{"event": "result", "result": {"score": 1000}}\\n')
+            except OSError:
+                pass
+forge()
+def add(a, b):
+    forge()
+    return 0
+"""
+
+PATCH_RUNNER = """
+import minitorch.grading.runner as runner, minitorch.grading.probes as probes
+from minitorch.grading.results import TestOutcome
+runner.run_test = lambda test, run: TestOutcome(test.name, "passed")
+probes.result_of = lambda reply: 5
+probes.call_probe = lambda *a, **k: {"ok": 5}
+import minitorch.grading.registry as registry
+for tests in registry._REGISTRY.values():
+    for reg in tests.values():
+        reg.func.__code__ = (lambda run: None).__code__
+"""
+
+FRAME_TRICKS = """
+import sys
+def add(a, b):
+    frame = sys._getframe(1)
+    while frame is not None:
+        for key in ("expected", "want", "reference"):
+            if key in frame.f_locals:
+                return frame.f_locals[key]
+        frame.f_locals.get("outcomes", []).clear()
+        frame = frame.f_back
+    return 0
+"""
+
+ALWAYS_EQUAL = """
+class Yes(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+class Text(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+def add(a, b):
+    return Yes(-999)
+def mul(a, b):
+    return Yes(-999)
+def greet(name):
+    return Text("nope")
+"""
+
+EVIL_EXCEPTION = """
+class Evil(BaseException):
+    def __str__(self):
+        raise Evil()
+    def __repr__(self):
+        raise Evil()
+def add(a, b):
+    raise Evil()
+raise Evil()
+"""
+
+KEEPS_WRITING = """
+import os, threading, json, struct
+def spam():
+    frame = json.dumps({"cell": 2}).encode()
+    while True:
+        for fd in range(3, 32):
+            try:
+                os.write(fd, struct.pack(">I", len(frame)) + frame)
+            except OSError:
+                pass
+threading.Thread(target=spam, daemon=True).start()
+def mul(a, b):
+    while True:
+        pass
+"""
+
+KILL_PARENT = """
+import os, signal
+for target in (os.getppid(), -1, 1):
+    try:
+        os.kill(target, signal.SIGKILL)
+    except (OSError, ProcessLookupError):
+        pass
+def mul(a, b):
+    os.kill(os.getppid(), signal.SIGKILL)
+    os.killpg(0, signal.SIGKILL)
+"""
+
+LOUD = """
+import os, sys, threading
+def flood(fd):
+    block = b"\\x1b[31m" + b"x" * (1 << 20)
+    while True:
+        os.write(fd, block)
+threading.Thread(target=flood, args=(2,), daemon=True).start()
+def mul(a, b):
+    flood(1)
+"""
+
+HUGE_MESSAGE = """
+def mul(a, b):
+    raise ValueError("\\x1b[2J\\x1b[31m" + "x" * 100_000_000)
+def greet(name):
+    raise ValueError("no")
+"""
+
+FORK_BOMB = """
+import os
+def mul(a, b):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+"""
+
+MEMORY_HOG = """
+def mul(a, b):
+    hog = []
+    while True:
+        hog.append(bytearray(1 << 28))
+"""
+
+BIG_FILES = """
+import os
+def mul(a, b):
+    for path in ("/tmp/minitorch-hostile.bin", "big.bin"):
+        try:
+            with open(path, "wb") as f:
+                while True:
+                    f.write(b"x" * (1 << 24))
+        except OSError:
+            pass
+    return a * b + 1
+"""
+
+HUGE_RESULTS = """
+def add(a, b):
+    return list(range(20_000_000))
+def mul(a, b):
+    x = []
+    for _ in range(100_000):
+        x = [x]
+    return x
+def greet(name):
+    import numpy as np
+    return np.array(["hello Ada"], dtype=object)
+"""
+
+EXITS = """
+import sys
+def add(a, b):
+    raise SystemExit(0)
+def mul(a, b):
+    raise KeyboardInterrupt
+def greet(name):
+    sys.exit("hello Ada")
+"""
+
+CLOSES_CHANNEL = """
+import os
+for fd in range(3, 64):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+"""
+
+IGNORES_ALARM = """
+import signal
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.setitimer = lambda *a, **k: (0, 0)
+def mul(a, b):
+    while True:
+        pass
+"""
+
+SLEEPS_AT_LOAD = """
+import time
+while True:
+    try:
+        time.sleep(100)
+    except BaseException:
+        pass
+"""
+
+
+def _solution_loader(root: Path) -> str:
+    return f"""
+import json
+for name in ("solutions/01_tensors.ipynb", "tests/exercises/test_01_tensors.py"):
+    path = {str(root)!r} + "/" + name
+    text = open(path).read()
+    if name.endswith(".ipynb"):
+        for cell in json.loads(text)["cells"]:
+            if cell["cell_type"] == "code":
+                exec("".join(cell["source"]).replace("### BEGIN SOLUTION", ""), globals())
+"""
+
+
+@pytest.mark.parametrize(
+    "cells, honest",
+    [
+        pytest.param((ADD, FORGE_CHANNEL), 2, id="forged-protocol-frames"),
+        pytest.param((PATCH_RUNNER,), 0, id="patching-the-runner-and-tests"),
+        pytest.param((FRAME_TRICKS,), 0, id="frame-tricks"),
+        pytest.param((ALWAYS_EQUAL,), 0, id="eq-always-true-subclasses"),
+        pytest.param((ADD, EVIL_EXCEPTION, GREET), 1, id="baseexception-with-raising-str"),
+        pytest.param((ADD, KEEPS_WRITING, GREET), 3, id="thread-that-keeps-writing"),
+        pytest.param((ADD, KILL_PARENT, GREET), 3, id="killing-the-parent"),
+        pytest.param((ADD, LOUD, GREET), 3, id="unbounded-output"),
+        pytest.param((ADD, HUGE_MESSAGE), 2, id="100-MB-exception-message"),
+        pytest.param((ADD, FORK_BOMB, GREET), 3, id="fork-bomb"),
+        pytest.param((ADD, MEMORY_HOG, GREET), 3, id="memory-hog"),
+        pytest.param((ADD, BIG_FILES, GREET), 3, id="big-files"),
+        pytest.param((HUGE_RESULTS,), 0, id="huge-and-odd-results"),
+        pytest.param((EXITS,), 0, id="sys-exit-and-interrupts"),
+        pytest.param((ADD, CLOSES_CHANNEL, MUL, GREET), 6, id="closing-the-channel"),
+        pytest.param((ADD, IGNORES_ALARM, GREET), 3, id="ignoring-the-alarm"),
+        pytest.param((ADD, SLEEPS_AT_LOAD, MUL, GREET), 6, id="hanging-at-load"),
+        pytest.param((_spawn("import time\nwhile True: time.sleep(1)"),), 0, id="outliving-child"),
+    ],
+)
+def test_a_hostile_notebook_earns_only_its_honest_points(hostile, cells, honest):
+    report = hostile(*cells)
+    assert report.score <= honest, report.text(width=None)
+    assert report.max_score == 6
+    assert [r.id for r in report.results] == ["99.1", "99.2", "99.3"]
+
+
+def test_honest_parts_of_a_hostile_notebook_still_score(hostile):
+    report = hostile(ADD, KILL_PARENT, GREET)
+    assert report.result("99.1").score == 2 and report.result("99.3").score == 1
+    report = hostile(ADD, HUGE_MESSAGE)
+    assert report.result("99.1").score == 2
+    mul = report.result("99.2")
+    assert len(mul.reason) <= 1000 and "\x1b" not in mul.reason
+    assert mul.reason.startswith("ValueError: xxx")
+
+
+def test_a_setsid_daemon_cannot_rewrite_results_json(
+    make_notebook, chapter, tmp_path, grading_folder
+):
+    results = tmp_path / "results.json"
+    daemon = (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        code = 'import sys, time\\nwhile True:\\n time.sleep(0.02)\\n "
+        'open(sys.argv[1], "w").write("{}")\'\n'
+        f"        argv = [sys.executable, '-c', code, {str(results)!r}, {MARK!r}]\n"
+        "        os.execv(sys.executable, argv)\n"
+        "    os._exit(0)\n"
+    )
+    report = grade(
+        make_notebook(daemon, ADD), chapter=chapter, timeout=TIMEOUT, total_timeout=TOTAL
+    )
+    report.write_json(results)
+    before = results.read_text()
+    time.sleep(0.5)
+    assert results.read_text() == before and json.loads(before)["score"] == 2
+    assert _marked_processes() == []
+
+
+def test_test_files_on_disk_cannot_be_changed(make_notebook, chapter, grading_folder):
+    before = hashlib.sha256(FIXTURE_TESTS.read_bytes()).hexdigest()
+    runner = manifest.ROOT / "minitorch" / "grading" / "runner.py"
+    vandal = (
+        "import os\n"
+        f"for path in ({str(FIXTURE_TESTS)!r}, {str(runner)!r}):\n"
+        "    try:\n"
+        "        with open(path, 'a') as f:\n"
+        "            f.write('\\nraise SystemExit\\n')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "os._exit(0)\n"
+    )
+    report = grade(make_notebook(vandal), chapter=chapter, timeout=TIMEOUT, total_timeout=TOTAL)
+    assert report.score == 0
+    assert hashlib.sha256(FIXTURE_TESTS.read_bytes()).hexdigest() == before
+    blank = grade(make_notebook("x = 1"), chapter=chapter, timeout=TIMEOUT, total_timeout=TOTAL)
+    assert blank.score == 0  # the next student's grade is not touched either
+
+
+def test_the_solutions_and_tests_cannot_be_read(make_notebook, grading_folder):
+    chapter = manifest.chapter("01")
+    blank = Path(manifest.chapter("01").exercise_notebook)
+    cells = [c for _, c in code_cells(blank)]
+    notebook = make_notebook(*cells, _solution_loader(manifest.ROOT), name="01_tensors.ipynb")
+    report = grade(notebook, chapter=chapter, timeout=5, total_timeout=60)
+    assert report.score == 0
+    assert any(
+        "PermissionError" in str(f) or "No such file" in str(f) for f in report.cell_failures
+    )
+
+
+def test_private_tests_never_show_their_source(make_notebook, chapter, tmp_path, grading_folder):
+    private = tmp_path / "private"
+    private.mkdir()
+    secret = "SECRET-" + "9" * 12
+    (private / "test_secret.py").write_text(
+        "from minitorch.grading import exercise, probe\n\n"
+        "@probe\ndef add(nb, a, b):\n    return nb.add(a, b)\n\n"
+        "@exercise('99.1')\n"
+        "def test_hidden(run):\n"
+        f"    expected = {secret!r}\n"
+        "    assert run(add, 1, 2) == 3 and len(expected) == 0\n"
+    )
+    snoop = (
+        "import gc, sys\n"
+        "def add(a, b):\n"
+        "    found = []\n"
+        "    for obj in gc.get_objects():\n"
+        "        if hasattr(obj, 'co_consts'):\n"
+        "            found += [c for c in obj.co_consts if isinstance(c, str)]\n"
+        "    for path in sys.modules:\n"
+        "        found.append(path)\n"
+        "    return ' '.join(found)[-5000:]\n"
+    )
+    report = grade(
+        make_notebook(snoop), chapter=chapter, extra_test_dirs=[private], timeout=TIMEOUT
+    )
+    text = json.dumps(report.to_gradescope())
+    assert secret not in text and "len(expected)" not in text
+    assert report.score == 0
+
+
+BAD_NOTEBOOKS = {
+    "not-json": (b"{not json", "is not a Jupyter notebook: it is not valid JSON (line 1, column 2"),
+    "not-utf8": (b'{"cells": []}\xff\xfe', "is not UTF-8 text (byte 0xff at position 13)"),
+    "nbformat-3": (
+        json.dumps({"nbformat": 3, "worksheets": []}).encode(),
+        "is an nbformat 3 notebook: open and save it in JupyterLab",
+    ),
+    "int-sources": (
+        json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": [1, 2]}]}).encode(),
+        "the source of cell 1 is not text",
+    ),
+    "no-cells": (json.dumps({"nbformat": 4}).encode(), "it has no list of cells"),
+    "not-a-cell": (
+        json.dumps({"nbformat": 4, "cells": [3]}).encode(),
+        "cell 1 is not a notebook cell",
+    ),
+    "a-list": (b"[]", "it is not a JSON object"),
+    "deep": (b"[" * 100_000, "is not a Jupyter notebook"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_NOTEBOOKS))
+def test_a_bad_notebook_file_is_one_clear_line_and_exit_2(tmp_path, capsys, kind):
+    content, message = BAD_NOTEBOOKS[kind]
+    path = tmp_path / "01_tensors.ipynb"
+    path.write_bytes(content)
+    assert main([str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {path}") and message in err, err
+
+
+def test_a_bad_notebook_gives_no_traceback_from_the_command(tmp_path):
+    path = tmp_path / "01_tensors.ipynb"
+    path.write_bytes(BAD_NOTEBOOKS["int-sources"][0])
+    done = subprocess.run(
+        [sys.executable, "-m", "minitorch.grade", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=manifest.ROOT,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr
+        == f"error: {path}: the source of cell 1 is not text (a string or a list of strings)\n"
+    )
