@@ -10,11 +10,21 @@ import numpy as np
 
 from .backend import array_module_of
 from .device import CPU, as_device, device
-from .dtypes import as_dtype, dtype, float32, float64, from_numpy_dtype, int64
+from .dtypes import (
+    as_dtype,
+    bfloat16,
+    dtype,
+    float32,
+    float64,
+    from_numpy_dtype,
+    int64,
+    is_floating,
+)
 from .dtypes import bool as bool_
 from .hooks import RemovableHandle
 from .printing import format_tensor
 from .shape import contiguous_strides, normalize_dim, numel
+from .state import conversion_hooks as _conversion_hooks
 from .storage import Storage, strided_view
 
 
@@ -183,7 +193,7 @@ class Tensor:
                     "use var_no_grad = var.detach()."
                 )
             return
-        if value and not self._data.dtype.kind == "f":
+        if value and not is_floating(self._data.dtype):
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients "
                 f"(this one is {self.dtype.name})"
@@ -314,6 +324,8 @@ class Tensor:
                 f"numpy: can't convert a {self.device} tensor to numpy; copy it to the host "
                 "first with .cpu()"
             )
+        if _conversion_hooks:
+            _notify_conversion(self, "numpy", self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -321,15 +333,25 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        out = self._data.tolist()
+        if _conversion_hooks:
+            _notify_conversion(self, "tolist", out)
+        return out
 
     def item(self) -> int | float | bool:
+        return self._item("item")
+
+    def _item(self, kind: str) -> int | float | bool:
+        """The single value as a Python scalar; ``kind`` says which conversion asked."""
         if self.numel() != 1:
             raise RuntimeError(
                 f"item: a Tensor with {self.numel()} elements cannot be converted to a Python "
                 f"scalar (shape {self.shape})"
             )
-        return self._data.reshape(()).item()
+        out = self._data.reshape(()).item()
+        if _conversion_hooks:
+            _notify_conversion(self, kind, out)
+        return out
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
         """``t.to("cuda")``, ``t.to(minitorch.float64)``, ``t.to(other)`` or keywords."""
@@ -360,6 +382,9 @@ class Tensor:
 
     def half(self) -> Tensor:
         return self.to(as_dtype("float16"))
+
+    def bfloat16(self) -> Tensor:
+        return self.to(bfloat16)
 
     def long(self) -> Tensor:
         return self.to(int64)
@@ -398,18 +423,18 @@ class Tensor:
                 f"the truth value of a tensor with {self.numel()} elements is ambiguous; "
                 "use .any() or .all()"
             )
-        return bool(self.item())
+        return bool(self._item("bool"))
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._item("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._item("int"))
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self.item())
+        return int(self._item("int"))
 
     __hash__ = object.__hash__
 
@@ -655,6 +680,12 @@ class Tensor:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+
+
+def _notify_conversion(t: Tensor, kind: str, result: Any) -> None:
+    """Tell the conversion observers (chapter 05's tracer) that ``t`` became Python data."""
+    for hook in list(_conversion_hooks.values()):
+        hook(t, kind, result)
 
 
 def _check_grad(t: Tensor, g: Any) -> None:

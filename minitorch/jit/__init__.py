@@ -1,0 +1,15 @@
+"""``minitorch.jit``: an IR, tracing and scripting into it, passes over it, and running,
+saving and loading it without the Python source (chapter 05)."""
+
+from .fusion import ElementwiseOp, FusedKernel, fuse_elementwise, group_elementwise
+from .interpreter import InterpreterError, run_graph
+from .ir import Block, Graph, Node, Value
+from .lint import GraphLintError, lint
+from .module import ScriptModule
+from .passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    fold_constants,
+    optimize,
+)
+from .tracer import TracerWarning, TracingCheckError, trace

@@ -1,0 +1,398 @@
+"""Elementwise fusion: a chain of elementwise ops becomes one ``fused`` node.
+
+Eager mode runs ``0.5 * x * (1 + tanh(c * (x + 0.044715 * x**3)))`` as nine ops: nine trips
+through ``Function.apply`` and nine freshly allocated arrays, each written to memory and
+read back by the next op. A fused node runs the whole chain as one generated function
+that writes into a few preallocated buffers.
+
+**The fused node's representation** (what chapter 07's GPU code generator reads): the
+node's ``target`` is a ``FusedKernel``:
+
+- ``inputs``: one ``(dtype, shape)`` per tensor input, in the node's argument order; each
+  input's shape broadcasts to ``shape``;
+- ``ops``: the elementwise ops in order, each an ``ElementwiseOp(op, args)``: ``op`` is a
+  Function op name from ``ops.ELEMENTWISE`` (``"mul"``, ``"tanh"``, ...) and each arg is
+  ``("input", i)`` (kernel input ``i``), ``("op", j)`` (the result of op ``j``) or a Python
+  number;
+- ``outputs``: which ops' results leave the kernel (the node's outputs, in order);
+- ``shape`` and ``dtype``: every op's result has this shape and floating dtype.
+
+So a kernel computes, for every output element, ``ops`` in order on scalars and stores
+the ``outputs``: on the CPU that is ``numpy_source()`` (whole-array ufuncs with ``out=``),
+on the GPU one thread per element.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..autograd import enable_grad
+from ..autograd import grad as autograd_grad
+from ..function import Context, Function
+from ..tensor import Tensor
+from .ir import Graph, Node, Value
+from .ops import ELEMENTWISE, is_pure
+from .passes import mutated_values
+
+Ref = tuple  # ("input", i) or ("op", j)
+
+
+@dataclass(frozen=True)
+class ElementwiseOp:
+    """One op of a fused kernel: ``op`` applied to ``args`` (refs or Python numbers)."""
+
+    op: str
+    args: tuple
+
+    def __str__(self) -> str:
+        def show(a: Any) -> str:
+            return (
+                f"in{a[1]}"
+                if isinstance(a, tuple) and a[0] == "input"
+                else (f"t{a[1]}" if isinstance(a, tuple) else repr(a))
+            )
+
+        return f"{self.op}({', '.join(show(a) for a in self.args)})"
+
+
+@dataclass(eq=False)
+class FusedKernel:
+    """A fused chain of elementwise ops (see the module docstring)."""
+
+    name: str
+    inputs: tuple  # ((dtype name, shape), ...)
+    ops: tuple  # (ElementwiseOp, ...)
+    outputs: tuple  # (op index, ...)
+    shape: tuple
+    dtype: str
+    _compiled: Any = field(default=None, repr=False)
+    _scratch: Any = field(default_factory=threading.local, repr=False)
+
+    def summary(self) -> str:
+        return ", ".join(op.op for op in self.ops)
+
+    def numpy_source(self) -> str:
+        """The generated numpy function: ufuncs writing into preallocated buffers."""
+        return _numpy_source(self)
+
+    def run(self, arrays: tuple) -> tuple:
+        """Compute the outputs (fresh arrays) from the input arrays."""
+        if self._compiled is None:
+            namespace = {"np": np, "_sigmoid": _sigmoid, "_erf": _erf}
+            exec(compile(self.numpy_source(), f"<fused kernel {self.name}>", "exec"), namespace)
+            self._compiled = namespace[f"fused_{self.name}"]
+        scratch = getattr(self._scratch, "buffers", None)
+        if scratch is None:
+            scratch = self._scratch.buffers = {}
+        return self._compiled(scratch, *arrays)
+
+    def reference(self, inputs: list[Tensor]) -> list[Tensor]:
+        """The same computation with minitorch ops, one ``Function.apply`` each (used for
+        the backward pass, and to test the generated code against)."""
+        from .ops import function_for
+
+        results: list[Tensor] = []
+        for op in self.ops:
+            args = [
+                (inputs[a[1]] if a[0] == "input" else results[a[1]]) if isinstance(a, tuple) else a
+                for a in op.args
+            ]
+            results.append(function_for(op.op).apply(*args))
+        return [results[j] for j in self.outputs]
+
+
+# --- the generated code -------------------------------------------------------------------
+
+_UFUNC = {
+    "add": "np.add", "sub": "np.subtract", "mul": "np.multiply", "div": "np.true_divide",
+    "pow": "np.power", "maximum": "np.maximum", "minimum": "np.minimum", "neg": "np.negative",
+    "exp": "np.exp", "log": "np.log", "sqrt": "np.sqrt", "abs": "np.abs", "tanh": "np.tanh",
+    "sigmoid": "_sigmoid", "erf": "_erf",
+}  # fmt: skip
+
+
+def _sigmoid(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The eager op's overflow-free formula: 1/(1+e) or e/(1+e) with e = exp(-|a|)."""
+    e = np.exp(-np.abs(a))
+    return np.divide(np.where(a >= 0, 1, e), 1 + e, out=out)
+
+
+def _erf(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    from ..nn.functional import Erf
+
+    np.copyto(out, Erf.forward(Context(), a))
+    return out
+
+
+def _numpy_source(k: FusedKernel) -> str:
+    """Linear-scan buffer allocation: an op writes into a scratch buffer freed by an earlier
+    op's last use (possibly its own input's: ufuncs may write over what they read), or into
+    a fresh output buffer when its result leaves the kernel."""
+    last_use = {}
+    for j, op in enumerate(k.ops):
+        for a in op.args:
+            if isinstance(a, tuple) and a[0] == "op":
+                last_use[a[1]] = j
+    outputs = set(k.outputs)
+    free: list[str] = []
+    where: dict[int, str] = {}
+    lines = [f"def fused_{k.name}(scratch, {', '.join(f'in{i}' for i in range(len(k.inputs)))}):"]
+    shape, dtype = tuple(k.shape), k.dtype
+    scratch_count = 0
+    for j, op in enumerate(k.ops):
+        args = [
+            (f"in{a[1]}" if a[0] == "input" else where[a[1]]) if isinstance(a, tuple) else repr(a)
+            for a in op.args
+        ]
+        for a in op.args:  # inputs read for the last time free their buffer for this op
+            if isinstance(a, tuple) and a[0] == "op" and last_use[a[1]] == j:
+                name = where[a[1]]
+                if name.startswith("s") and name not in free:
+                    free.append(name)
+        if j in outputs:
+            buf = f"o{j}"
+            lines.append(f"    {buf} = np.empty({shape!r}, np.{dtype})")
+        elif free:
+            buf = free.pop()
+        else:
+            buf = f"s{scratch_count}"
+            scratch_count += 1
+            lines.append(f"    {buf} = scratch.get({buf!r})")
+            lines.append(f"    if {buf} is None:")
+            lines.append(f"        {buf} = scratch[{buf!r}] = np.empty({shape!r}, np.{dtype})")
+        if op.op == "relu":
+            lines.append(f"    np.maximum({args[0]}, 0, out={buf})")
+        else:
+            lines.append(f"    {_UFUNC[op.op]}({', '.join(args)}, out={buf})")
+        where[j] = buf
+    lines.append(f"    return ({', '.join(where[j] for j in k.outputs)},)")
+    return "\n".join(lines) + "\n"
+
+
+# --- running it, differentiably -----------------------------------------------------------
+
+
+class FusedElementwise(Function):
+    """Runs a FusedKernel; backward recomputes the chain with minitorch ops and
+    differentiates that (rematerialization: nothing but the inputs is kept)."""
+
+    name = "fused_elementwise"
+
+    @staticmethod
+    def forward(ctx: Context, *arrays: Any, kernel: FusedKernel) -> Any:
+        ctx.kernel = kernel
+        ctx.save_for_backward(*arrays)
+        outs = kernel.run(arrays)
+        return outs[0] if len(outs) == 1 else outs
+
+    @staticmethod
+    def backward(ctx: Context, *grads: Any) -> tuple:
+        inputs = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        with enable_grad():
+            leaves = [t.detach().requires_grad_(n) for t, n in zip(inputs, needs, strict=True)]
+            outs = ctx.kernel.reference(leaves)
+        pairs = [(o, g) for o, g in zip(outs, grads, strict=True) if g is not None]
+        wanted = [leaf for leaf, n in zip(leaves, needs, strict=True) if n]
+        found = autograd_grad(
+            [o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True
+        )
+        it = iter(found)
+        return tuple(next(it) if n else None for n in needs)
+
+
+def run_fused(kernel: FusedKernel, args: tuple) -> Any:
+    return FusedElementwise.apply(*args, kernel=kernel)
+
+
+# --- the pass -----------------------------------------------------------------------------
+
+
+def fusible(node: Node, mutated: set[Value] = frozenset()) -> bool:
+    """An elementwise Function op on floating tensors of one dtype, shapes known."""
+    if node.op not in ELEMENTWISE or len(node.outputs) != 1 or node.kwargs:
+        return False
+    out = node.outputs[0]
+    if (
+        out.type != "Tensor"
+        or out.shape is None
+        or out.dtype not in ("float16", "float32", "float64")
+    ):
+        return False
+    for a in node.args:
+        if isinstance(a, Value):
+            if a.type != "Tensor" or a.dtype != out.dtype or a in mutated:
+                return False
+        elif not isinstance(a, (int, float)) or isinstance(a, bool):
+            return False
+    return True
+
+
+def group_elementwise(graph: Graph) -> list[list[Node]]:
+    """Groups of top-level nodes to fuse: chains of fusible ops with one output shape.
+
+    Walking the nodes in order, a fusible node joins the group that made one of its
+    inputs (same shape), and groups it connects are merged, unless that would make a
+    group read, through some other node, what it computes itself (a cycle). Groups of
+    one node are not worth fusing.
+    """
+    mutated = mutated_values(graph)
+    parent: list[int] = []  # union-find over group numbers
+
+    def find(g: int) -> int:
+        while parent[g] != g:
+            g = parent[g]
+        return g
+
+    members: dict[int, list[Node]] = {}
+    needs: dict[int, set[int]] = {}  # group -> groups its outside inputs depend on
+    group_of: dict[Value, int] = {}
+    depends: dict[Value, set[int]] = {}  # value -> groups it depends on
+
+    def deps_of(v: Value) -> set[int]:
+        return {find(g) for g in depends.get(v, ())}
+
+    for node in graph.nodes:
+        if not fusible(node, mutated):
+            deps: set[int] = set()
+            for v in node.inputs:
+                deps |= deps_of(v)
+            for v in node.outputs:
+                depends[v] = deps
+            continue
+        shape = node.outputs[0].shape
+        candidates = []
+        for v in node.inputs:
+            g = find(group_of[v]) if v in group_of else None
+            if g is not None and g not in candidates and members[g][0].outputs[0].shape == shape:
+                candidates.append(g)
+        outside = [
+            v for v in node.inputs if v not in group_of or find(group_of[v]) not in candidates
+        ]
+        outside_deps: set[int] = set()
+        for v in outside:
+            outside_deps |= deps_of(v)
+        chosen = None
+        for g in candidates:
+            if g in outside_deps:
+                continue  # an outside input already depends on g: fusing would loop
+            if chosen is None:
+                chosen = g
+            elif chosen not in {find(x) for x in needs[g]} and g not in {
+                find(x) for x in needs[chosen]
+            }:
+                parent[g] = chosen  # merge g into chosen
+                members[chosen] = members[chosen] + members.pop(g)
+                needs[chosen] |= needs.pop(g)
+        if chosen is None:
+            chosen = len(parent)
+            parent.append(chosen)
+            members[chosen], needs[chosen] = [], set()
+        members[chosen].append(node)
+        needs[chosen] |= outside_deps
+        for v in node.outputs:
+            group_of[v] = chosen
+            depends[v] = needs[chosen] | {chosen}
+    order = {id(n): i for i, n in enumerate(graph.nodes)}
+    groups = [sorted(m, key=lambda n: order[id(n)]) for m in members.values()]
+    return [g for g in groups if len(g) > 1]
+
+
+def fuse_elementwise(graph: Graph) -> Graph:
+    """Replace each group from ``group_elementwise`` by one ``fused`` node."""
+    g = graph.copy()
+    groups = group_elementwise(g)
+    if not groups:
+        return g
+    users = g.users()
+    graph_outputs = set(g.outputs)
+    replace: dict[int, Node] = {}  # id(last node of a group) -> the fused node
+    drop: set[int] = set()
+    for number, members in enumerate(groups):
+        node = _fused_node(g, members, number, users, graph_outputs)
+        replace[id(members[-1])] = node
+        drop.update(id(n) for n in members)
+    new_nodes = []
+    for n in g.nodes:
+        if id(n) in replace:
+            new_nodes.append(replace[id(n)])
+        elif id(n) not in drop:
+            new_nodes.append(n)
+    g.nodes = _stable_topological_order(new_nodes, set(g.inputs))
+    return g
+
+
+def _stable_topological_order(nodes: list[Node], available: set[Value]) -> list[Node]:
+    """Keep the order, but let a node wait until its inputs exist (a user of an early
+    group member now comes after the fused node)."""
+    available = set(available)
+    done: list[Node] = []
+    waiting: list[Node] = []
+    for node in nodes:
+        waiting.append(node)
+        progress = True
+        while progress:
+            progress = False
+            for w in list(waiting):
+                if all(v in available for v in _reads(w)):
+                    waiting.remove(w)
+                    done.append(w)
+                    available.update(w.outputs)
+                    progress = True
+                    break
+                if not is_pure(w):
+                    break  # side effects keep their order
+    if waiting:
+        raise RuntimeError("fuse_elementwise: could not order the fused graph (a cycle)")
+    return done
+
+
+def _reads(node: Node) -> list[Value]:
+    """What a node reads, including values its sub-blocks use from outside."""
+    reads = list(node.inputs)
+    for b in node.blocks:
+        inner = set(b.inputs) | {v for n in b.walk() for v in n.outputs}
+        reads += [v for n in b.walk() for v in n.inputs if v not in inner]
+        reads += [v for v in b.outputs if v not in inner]
+    return reads
+
+
+def _fused_node(g: Graph, members: list[Node], number: int, users: dict, graph_outputs: set):
+    member_ids = {id(n) for n in members}
+    index = {n.outputs[0]: j for j, n in enumerate(members)}
+    inputs: list[Value] = []
+    ops = []
+    for n in members:
+        args = []
+        for a in n.args:
+            if isinstance(a, Value):
+                if a in index:
+                    args.append(("op", index[a]))
+                else:
+                    if a not in inputs:
+                        inputs.append(a)
+                    args.append(("input", inputs.index(a)))
+            else:
+                args.append(a)
+        ops.append(ElementwiseOp(n.op, tuple(args)))
+    escaping = [
+        j
+        for j, n in enumerate(members)
+        if n.outputs[0] in graph_outputs
+        or any(id(u) not in member_ids for u in users.get(n.outputs[0], []))
+    ]
+    out = members[-1].outputs[0]
+    kernel = FusedKernel(
+        name=str(number),
+        inputs=tuple((v.dtype, v.shape) for v in inputs),
+        ops=tuple(ops),
+        outputs=tuple(escaping),
+        shape=out.shape,
+        dtype=out.dtype,
+    )
+    outputs = [members[j].outputs[0] for j in escaping]
+    return Node("fused", tuple(inputs), outputs=outputs, target=kernel, line=members[0].line)
