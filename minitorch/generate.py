@@ -124,12 +124,13 @@ def _stable_id(name: str, number: int) -> str:
 
 
 def generate_notebook(
-    solution_nb: nbformat.NotebookNode, name: str = "the notebook"
+    solution_nb: nbformat.NotebookNode, name: str = "the notebook", chapter: str | None = None
 ) -> nbformat.NotebookNode:
     """The exercise notebook for a solution notebook (which is left unchanged).
 
     ``name`` (the solution's file name) is used in error messages and to give cells
-    that have no id a stable one.
+    that have no id a stable one. ``chapter`` (an id such as "01") is written into the
+    notebook's metadata, where the grader reads it, whatever the learner renames it to.
     """
     nb = copy.deepcopy(solution_nb)
     nb.metadata = nbformat.NotebookNode(
@@ -138,6 +139,8 @@ def generate_notebook(
     # As JupyterLab writes it (opening the exercise changes nothing), with the solution's
     # language_info: the Python that runs the generator must not make the exercise stale.
     normalize_metadata(nb, language_info=nb.metadata.get("language_info"))
+    if chapter is not None:
+        nb.metadata["minitorch"] = nbformat.NotebookNode({"chapter": chapter})
     for number, cell in enumerate(nb.cells, start=1):
         if "id" not in cell:
             cell.id = _stable_id(name, number)
@@ -173,7 +176,11 @@ def exercise_text(solution: str | Path) -> str:
     """The text of the exercise notebook generated from the solution notebook file."""
     solution = Path(solution)
     nb = nbformat.read(solution, as_version=4)
-    return render(generate_notebook(nb, name=_display(solution)))
+    try:
+        chapter = manifest.chapter_for_notebook(solution).id
+    except KeyError:
+        chapter = None
+    return render(generate_notebook(nb, name=_display(solution), chapter=chapter))
 
 
 def _display(path: Path) -> str:

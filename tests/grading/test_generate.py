@@ -136,3 +136,9 @@ def test_a_marker_error_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "cell 1, line 1: ### END SOLUTION without" in err
     assert err.count("\n") == 1
+
+
+def test_the_chapter_is_written_into_the_exercise_notebooks_metadata():
+    chapter = manifest.chapter("02")
+    exercise = nbformat.reads(exercise_text(chapter.solution), as_version=4)
+    assert exercise.metadata["minitorch"] == {"chapter": "02"}

@@ -74,3 +74,38 @@ def test_the_module_runs_as_a_command(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr == f"error: no notebook {tmp_path / '01_nothing.ipynb'}\n"
+
+
+def test_the_chapter_comes_from_the_notebooks_metadata(tmp_path, capsys):
+    renamed = tmp_path / "my homework.ipynb"
+    renamed.write_bytes(manifest.chapter("01").exercise_notebook.read_bytes())
+    assert main([str(renamed), "--timeout", "10"]) == 0
+    assert "my homework.ipynb (chapter 01): 0/20 points" in capsys.readouterr().out
+
+
+def test_a_notebook_of_no_chapter_names_the_option(make_notebook, capsys):
+    assert main([str(make_notebook(ADD, name="homework.ipynb"))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot tell the chapter of 'homework.ipynb'")
+    assert "--chapter" in err and err.count("\n") == 1
+
+
+def test_reasons_are_never_cut_when_the_output_is_not_a_terminal(
+    fixture_course, make_notebook, capsys
+):
+    long_reason = "x" * 150
+    wrong = f"def mul(a, b):\n    raise ValueError({long_reason!r})"
+    assert main([str(make_notebook(ADD, wrong, GREET)), "--timeout", "5"]) == 0
+    out = capsys.readouterr().out
+    assert f"ValueError: {long_reason} (in `mul`, line 2 of notebook cell 2)" in out
+
+
+def test_a_failure_in_the_learners_code_points_at_the_learners_line(
+    fixture_course, make_notebook, capsys
+):
+    helper = "def helper(x):\n    y = x\n    return y[5]"
+    wrong = "def mul(a, b):\n    return helper([a])"
+    assert main([str(make_notebook(ADD, helper, wrong, GREET)), "--timeout", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "IndexError: list index out of range (in `helper`, line 3 of notebook cell 2)" in out
+    assert "test_" not in out.split("99.2", 1)[1].split("\n", 1)[0]
