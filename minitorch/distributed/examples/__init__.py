@@ -1,0 +1,1 @@
+"""Example scripts for ``python -m minitorch.distributed.run``."""
