@@ -2,9 +2,20 @@
 
 # The Tensor class first: the op modules it imports at its end build on it.
 from .tensor import Tensor  # isort: skip
-from . import autograd, backend, data, nn, ops, optim, shape
+from . import (
+    amp,
+    autograd,
+    backend,
+    cuda,  # the GPU (is_available, device_count) and chapter 07's kernels
+    data,
+    jit,  # chapter 05: the IR, trace/script, passes, save/load
+    nn,
+    ops,
+    optim,
+    shape,
+)
+from .amp import autocast
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .backend import cuda
 from .creation import (
     arange,
     empty,
@@ -28,9 +39,11 @@ from .creation import (
 )
 from .device import device
 from .dtypes import (
+    bfloat16,
     bool,
     double,
     dtype,
+    finfo,
     float16,
     float32,
     float64,
@@ -41,6 +54,8 @@ from .dtypes import (
     int32,
     int64,
     long,
+    promote_types,
+    result_type,
     set_default_dtype,
     uint8,
 )

@@ -1,0 +1,50 @@
+"""``minitorch.cuda``: the GPU, as in ``torch.cuda``, and chapter 07's kernels.
+
+- ``is_available()`` / ``device_count()``: is there a GPU (cupy with a working device)?
+- ``jit``: the kernel language (cupy's ``cupyx.jit``) whose kernels run on the GPU and,
+  on any machine, in a faithful CPU simulator (``simulator``);
+- ``kernels``: elementwise, reduction, softmax and matmul kernels written in it;
+- ``fusion``: one generated kernel for a chain of elementwise ops;
+- ``autotune``: pick tile sizes per shape once, cache the best (as ``cudnn.benchmark``);
+- ``enable()`` / ``disable()``: route the matching ops of a device to these kernels through
+  the backend seam (``minitorch.backend.get("cuda").register_kernel``).
+"""
+
+from __future__ import annotations
+
+from .. import backend as _backend
+from . import jit
+from .errors import (
+    BarrierDivergenceError,
+    GlobalMemoryRaceError,
+    KernelError,
+    KernelLanguageError,
+    KernelOutOfBoundsError,
+    LaunchConfigError,
+    SharedMemoryRaceError,
+    UninitializedReadError,
+)
+
+
+def is_available() -> bool:
+    """True when cupy is installed and finds a working GPU."""
+    return _backend.BACKENDS["cuda"].is_available()
+
+
+def device_count() -> int:
+    """How many GPUs cupy sees (0 without cupy)."""
+    return _backend.BACKENDS["cuda"].device_count()
+
+
+def enable(device: str = "cuda") -> None:
+    """Route ``device``'s elementwise, softmax, sum and matmul ops to this package's kernels."""
+    from .dispatch import enable as _enable
+
+    _enable(device)
+
+
+def disable(device: str = "cuda") -> None:
+    """Undo :func:`enable`: the ops' own forwards run again."""
+    from .dispatch import disable as _disable
+
+    _disable(device)

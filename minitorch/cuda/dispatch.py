@@ -1,0 +1,144 @@
+"""Route a device's ops to chapter 07's kernels through the backend seam.
+
+``enable("cuda")`` registers, for each op it covers, a kernel with the backend
+(``minitorch.backend.get("cuda").register_kernel(op, kernel)``); ``Function.apply`` then
+calls it instead of the op's ``forward``, and nothing in the ops changes. Each kernel
+leaves in ``ctx`` what the op's backward expects (the same as its forward would), and
+hands back to ``forward`` the cases it does not cover (integer dtypes, softmax over another
+dim, batched matmul, ...).
+
+``enable("cpu")`` routes CPU ops through the *simulator*: slow, but it shows the seam at
+work on a machine without a GPU (the tests use it on small tensors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend, ops
+from . import fusion
+from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
+
+_FLOATS = ("float32", "float64")
+
+
+def _floating_arrays(*values: Any) -> bool:
+    """All arrays share one float dtype, and the rest are Python numbers."""
+    arrays = [v for v in values if hasattr(v, "dtype")]
+    if not arrays or any(v.dtype.name not in _FLOATS for v in arrays):
+        return False
+    if len({a.dtype for a in arrays}) != 1:
+        return False
+    return all(hasattr(v, "dtype") or type(v) in (int, float) for v in values)
+
+
+def _as_operands(values: tuple) -> list:
+    first = next(v for v in values if hasattr(v, "dtype"))
+    xp = np if isinstance(first, np.ndarray) else __import__("cupy")
+    return [v if hasattr(v, "dtype") else xp.asarray(v, dtype=first.dtype) for v in values]
+
+
+def _shape(v: Any) -> tuple:
+    return tuple(v.shape) if hasattr(v, "shape") else ()
+
+
+def _saves(op: type, ctx: Any, args: tuple, out: Any) -> None:
+    """Leave in ``ctx`` what ``op.backward`` reads (what ``op.forward`` would have left)."""
+    if op in (ops.Add, ops.Sub, ops.Mul, ops.Div):
+        a, b = args
+        ctx.shapes = (_shape(a), _shape(b))
+        need_a, need_b = ctx.needs_input_grad
+        if op is ops.Mul:
+            ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        elif op is ops.Div:
+            ctx.save_for_backward(a if need_b else None, b)
+    elif op is ops.Log:
+        ctx.save_for_backward(args[0])
+    elif op is not ops.Neg:
+        ctx.save_for_backward(out)  # exp, sqrt, tanh, sigmoid, relu keep their output
+
+
+ELEMENTWISE = {
+    ops.Add: "add",
+    ops.Sub: "sub",
+    ops.Mul: "mul",
+    ops.Div: "div",
+    ops.Neg: "neg",
+    ops.Exp: "exp",
+    ops.Log: "log",
+    ops.Sqrt: "sqrt",
+    ops.Tanh: "tanh",
+    ops.Sigmoid: "sigmoid",
+    ops.Relu: "relu",
+}
+
+
+def elementwise_kernel(op: type, step: str) -> Any:
+    def kernel(ctx: Any, *args: Any) -> Any:
+        if not _floating_arrays(*args):
+            return op.forward(ctx, *args)
+        operands = [f"x{j}" for j in range(len(args))]
+        out = fusion.run_steps([(step, *operands)], _as_operands(args))
+        _saves(op, ctx, args, out)
+        return out
+
+    kernel.__name__ = f"{step}_kernel"
+    return kernel
+
+
+def softmax_kernel(ctx: Any, x: Any, dim: int) -> Any:
+    if not _floating_arrays(x) or x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0:
+        return ops.Softmax.forward(ctx, x, dim)
+    out = softmax_last_dim(x)
+    ctx.dim = dim
+    ctx.save_for_backward(out)
+    return out
+
+
+def sum_kernel(ctx: Any, a: Any, dim: Any, keepdim: bool, dtype: Any = None) -> Any:
+    last = (a.ndim - 1,)
+    dims = (dim,) if isinstance(dim, int) else dim
+    if dims is not None:
+        dims = tuple(d % a.ndim for d in dims) if a.ndim else dims
+    if not _floating_arrays(a) or dtype is not None or a.ndim == 0 or dims not in (None, last):
+        return ops.Sum.forward(ctx, a, dim, keepdim, dtype)
+    ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+    if dims is None:
+        out = sum_all(a)
+        return out.reshape((1,) * a.ndim) if keepdim else out
+    out = sum_last_dim(a)
+    return out.reshape(out.shape + (1,)) if keepdim else out
+
+
+def matmul_kernel(ctx: Any, a: Any, b: Any) -> Any:
+    if not _floating_arrays(a, b) or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return ops.MatMul.forward(ctx, a, b)
+    ctx.shapes = (a.shape, b.shape)
+    need_a, need_b = ctx.needs_input_grad
+    ctx.save_for_backward(a if need_b else None, b if need_a else None)
+    return matmul_autotuned(a, b)
+
+
+def kernels() -> dict[type, Any]:
+    """Every op this package provides a kernel for -> the kernel."""
+    table = {op: elementwise_kernel(op, step) for op, step in ELEMENTWISE.items()}
+    table[ops.Softmax] = softmax_kernel
+    table[ops.Sum] = sum_kernel
+    table[ops.MatMul] = matmul_kernel
+    return table
+
+
+def enable(device: str = "cuda") -> None:
+    """Register the kernels with ``device``'s backend."""
+    target = backend.get(device)
+    for op, kernel in kernels().items():
+        target.register_kernel(op, kernel)
+
+
+def disable(device: str = "cuda") -> None:
+    """Unregister them: the ops' own forwards run again."""
+    target = backend.get(device)
+    for op in kernels():
+        target.unregister_kernel(op)

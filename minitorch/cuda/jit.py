@@ -1,0 +1,326 @@
+"""The kernel language: cupy's ``cupyx.jit.rawkernel`` language, runnable anywhere.
+
+A kernel is a Python function written against the names below, exactly as for
+``cupyx.jit``::
+
+    from minitorch.cuda import jit
+
+    @jit.rawkernel()
+    def add(a, b, out, n):
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            out[i] = a[i] + b[i]
+
+    add[blocks, threads](a, b, out, n)     # Numba/cupy launch syntax: kernel[grid, block](...)
+
+Launched on numpy arrays, it runs in the CPU simulator (:mod:`minitorch.cuda.simulator`):
+every thread of every block, with barriers, per-block shared memory and checks. Launched
+on cupy arrays, the *same function* is compiled by ``cupyx.jit`` for the GPU
+(:mod:`minitorch.cuda.gpu` swaps these names for cupy's before compiling).
+
+What works inside a kernel (on both): integer and float scalars, ``if``/``while``/
+``for ... in range(...)``, element access ``a[i]`` (1-d) or ``a[i, j]`` (n-d), ``a.size``,
+``len(a)``, ``min``/``max`` of scalars, the math functions and casts below, and these
+CUDA built-ins. Not: numpy calls, whole-array operations, ``break``/``continue``, default
+arguments, ``return`` of a value from a kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import math
+import textwrap
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from . import simulator
+from .errors import KernelLanguageError
+from .simulator import LaunchStats, atomic_add, shared_memory, syncthreads
+
+__all__ = [
+    "RawKernel",
+    "atomic_add",
+    "blockDim",
+    "blockIdx",
+    "exp",
+    "float32",
+    "float64",
+    "gridDim",
+    "grid",
+    "int32",
+    "int64",
+    "log",
+    "rawkernel",
+    "shared_memory",
+    "sqrt",
+    "syncthreads",
+    "tanh",
+    "threadIdx",
+    "warpsize",
+]
+
+_state = simulator.state
+
+
+def _outside(name: str) -> RuntimeError:
+    return RuntimeError(
+        f"{name} only has a value inside a kernel launch (kernel[grid, block](...))"
+    )
+
+
+class _ThreadIdx:
+    """``threadIdx.x/.y/.z``: this thread's position in its block."""
+
+    @property
+    def x(self) -> int:
+        if _state.launch is None:
+            raise _outside("threadIdx")
+        return _state.tx
+
+    @property
+    def y(self) -> int:
+        if _state.launch is None:
+            raise _outside("threadIdx")
+        return _state.ty
+
+    @property
+    def z(self) -> int:
+        if _state.launch is None:
+            raise _outside("threadIdx")
+        return _state.tz
+
+
+class _BlockIdx:
+    """``blockIdx.x/.y/.z``: this block's position in the grid."""
+
+    @property
+    def x(self) -> int:
+        if _state.launch is None:
+            raise _outside("blockIdx")
+        return _state.bx
+
+    @property
+    def y(self) -> int:
+        if _state.launch is None:
+            raise _outside("blockIdx")
+        return _state.by
+
+    @property
+    def z(self) -> int:
+        if _state.launch is None:
+            raise _outside("blockIdx")
+        return _state.bz
+
+
+class _LaunchDim:
+    """``blockDim`` (threads per block) or ``gridDim`` (blocks per grid), per axis."""
+
+    def __init__(self, name: str, attr: str) -> None:
+        self._name, self._attr = name, attr
+
+    def _dims(self) -> tuple[int, int, int]:
+        launch = _state.launch
+        if launch is None:
+            raise _outside(self._name)
+        return getattr(launch, self._attr)
+
+    @property
+    def x(self) -> int:
+        return self._dims()[0]
+
+    @property
+    def y(self) -> int:
+        return self._dims()[1]
+
+    @property
+    def z(self) -> int:
+        return self._dims()[2]
+
+
+threadIdx = _ThreadIdx()  # noqa: N816 - CUDA's names
+blockIdx = _BlockIdx()  # noqa: N816
+blockDim = _LaunchDim("blockDim", "block")  # noqa: N816
+gridDim = _LaunchDim("gridDim", "grid")  # noqa: N816
+warpsize = 32
+
+
+def grid(ndim: int) -> Any:
+    """The global thread index: ``blockIdx.x * blockDim.x + threadIdx.x`` (a tuple for 2, 3)."""
+    launch = _state.launch
+    if launch is None:
+        raise _outside("grid()")
+    b = launch.block
+    index = (
+        _state.bx * b[0] + _state.tx,
+        _state.by * b[1] + _state.ty,
+        _state.bz * b[2] + _state.tz,
+    )
+    if ndim == 1:
+        return index[0]
+    if ndim in (2, 3):
+        return index[:ndim]
+    raise ValueError("grid(ndim): ndim must be 1, 2 or 3")
+
+
+# -- scalar math and casts (mapped to cupy's ufuncs and numpy's types on a GPU) --------------
+def exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def log(x: float) -> float:
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else math.nan
+
+
+def sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def tanh(x: float) -> float:
+    return math.tanh(x)
+
+
+class ScalarType:
+    """A cast such as ``float32(x)``; also a dtype for ``shared_memory(float32, n)``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.dtype = np.dtype(name)
+        self.__name__ = name
+
+    def __call__(self, x: Any) -> Any:
+        kind = self.dtype.kind
+        if kind == "f":
+            return float(self.dtype.type(x))
+        if kind in "iu":
+            return int(self.dtype.type(int(x)))
+        return bool(x)
+
+    def __repr__(self) -> str:
+        return f"jit.{self.name}"
+
+
+float32, float64 = ScalarType("float32"), ScalarType("float64")
+int32, int64, uint32 = ScalarType("int32"), ScalarType("int64"), ScalarType("uint32")
+
+
+# -- kernels -------------------------------------------------------------------------------------
+class RawKernel:
+    """A kernel: ``kernel[grid, block](*args)`` runs it in the simulator on numpy arrays,
+    or on the GPU through ``cupyx.jit`` on cupy arrays. ``.stats`` is the last simulated
+    launch's :class:`LaunchStats`. A device function (``device=True``) is called from
+    kernels like a plain function."""
+
+    def __init__(self, func: Any, mode: str = "cuda", device: bool = False) -> None:
+        self.func, self.mode, self.device = func, mode, device
+        self.stats: LaunchStats | None = None
+        self._checked = False
+        self._gpu: Any = None
+        functools.update_wrapper(self, func)
+
+    def __getitem__(self, grid_and_block: Any) -> Any:
+        if not isinstance(grid_and_block, tuple) or len(grid_and_block) != 2:
+            raise TypeError("launch a kernel as kernel[grid, block](*args)")
+        grid, block = grid_and_block
+        return lambda *args: self.launch(grid, block, args)
+
+    def __call__(self, *args: Any) -> Any:
+        if self.device:
+            return self.func(*args)
+        raise TypeError(
+            f"kernel `{self.__name__}` is launched, not called: {self.__name__}[grid, block](...)"
+        )
+
+    def launch(self, grid: Any, block: Any, args: tuple) -> None:
+        """Run on every thread of the grid: on the GPU for cupy arrays, else simulated."""
+        if self.device:
+            raise TypeError(f"`{self.__name__}` is a device function: call it from a kernel")
+        if any(hasattr(a, "__cuda_array_interface__") for a in args):
+            from . import gpu  # only with cupy arrays, i.e. on a machine with a GPU
+
+            gpu.launch(self, grid, block, args)
+            return
+        if not self._checked:
+            check_language(self.func)
+            self._checked = True
+        self.stats = simulator.launch(self.func, grid, block, args, self.__name__)
+
+    def __repr__(self) -> str:
+        kind = "device function" if self.device else "kernel"
+        return f"<{kind} {self.__name__}>"
+
+
+def rawkernel(*, mode: str = "cuda", device: bool = False) -> Any:
+    """Decorator: a Python function becomes a :class:`RawKernel` (as ``cupyx.jit.rawkernel``)."""
+
+    def wrap(func: Any) -> RawKernel:
+        return RawKernel(func, mode, device)
+
+    return wrap
+
+
+# -- what a kernel may use --------------------------------------------------------------------
+_FORBIDDEN_ROOTS = ("numpy", "cupy", "cupyx", "torch", "minitorch", "scipy", "numba", "jax")
+_ALLOWED_MODULES = ("minitorch.cuda.jit", "minitorch.cuda.simulator")
+_DTYPE_NAMES = {
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool_", "intp",
+}  # fmt: skip
+
+
+def _forbidden(value: Any) -> str | None:
+    """The library a global a kernel uses belongs to, when the GPU could not run it."""
+    if isinstance(value, (RawKernel, ScalarType)) or value is math:
+        return None
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return None  # numpy.float32 as a cast or dtype
+    module = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", "")
+    if not isinstance(module, str) or module.startswith(_ALLOWED_MODULES):
+        return None
+    root = module.partition(".")[0]
+    return module if root in _FORBIDDEN_ROOTS else None
+
+
+def check_language(func: Any) -> None:
+    """Refuse a kernel that calls numpy/cupy/torch/minitorch (a GPU thread cannot run them)."""
+    names = inspect.getclosurevars(func)
+    scope = {**names.globals, **names.nonlocals}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        tree = None
+    used: list[tuple[str, Any]] = []
+    if tree is None:
+        used = [(n, v) for n, v in scope.items() if not isinstance(v, ModuleType)]
+        used += [(n, v) for n, v in scope.items() if isinstance(v, ModuleType)]
+    else:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                raise KernelLanguageError(
+                    f"kernel `{func.__name__}` imports inside its body: a GPU kernel cannot "
+                    "import; use only the kernel language (minitorch.cuda.jit)"
+                )
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                base = scope.get(node.value.id)
+                if isinstance(base, ModuleType) and node.attr not in _DTYPE_NAMES:
+                    used.append((f"{node.value.id}.{node.attr}", getattr(base, node.attr, base)))
+            elif isinstance(node, ast.Name) and node.id in scope:
+                value = scope[node.id]
+                if not isinstance(value, ModuleType):
+                    used.append((node.id, value))
+    for shown, value in used:
+        library = _forbidden(value)
+        if library is not None:
+            raise KernelLanguageError(
+                f"kernel `{func.__name__}` uses `{shown}` from {library}: a kernel runs on each "
+                "GPU thread and can only use the kernel language (element reads and writes, "
+                "scalar arithmetic, jit.* built-ins), not a library's ready-made functions"
+            )

@@ -1,0 +1,124 @@
+"""Sums with a shared-memory reduction tree.
+
+Each block loads its slice of the input into shared memory, then halves the number of
+active threads at each step: thread ``t`` adds cell ``t + stride`` into cell ``t``, a
+``syncthreads()`` makes the step's writes visible, and after ``log2(block)`` steps cell 0
+holds the block's sum. ``sum_all`` repeats this over the per-block sums until one is left;
+``sum_last_dim`` gives each row its own block.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from .. import jit
+
+BLOCK = 256
+
+
+def _check_block(block: int) -> None:
+    if block < 2 or block & (block - 1) or block > 1024:
+        raise ValueError(f"a reduction tree needs a power-of-two block up to 1024, got {block}")
+
+
+@cache
+def block_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
+    """Each block sums ``2 * block`` elements of ``x`` into ``partial[blockIdx.x]``."""
+    _check_block(block)
+    element = getattr(jit, dtype)
+
+    @jit.rawkernel()
+    def block_sum(x, partial, n):
+        buf = jit.shared_memory(element, block)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * (block * 2) + tid
+        v = 0.0
+        if i < n:
+            v = x[i]
+        if i + block < n:  # each thread adds two elements on the way in
+            v = v + x[i + block]
+        buf[tid] = v
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+
+    return block_sum
+
+
+@cache
+def row_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
+    """Block ``r`` sums row ``r`` of a contiguous ``(rows, ncols)`` matrix into ``out[r]``."""
+    _check_block(block)
+    element = getattr(jit, dtype)
+
+    @jit.rawkernel()
+    def row_sum(x, out, ncols):
+        buf = jit.shared_memory(element, block)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        acc = 0.0
+        for j in range(tid, ncols, block):  # block-strided: neighbours read neighbours
+            acc = acc + x[base + j]
+        buf[tid] = acc
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            out[jit.blockIdx.x] = buf[0]
+
+    return row_sum
+
+
+def _xp(a: Any) -> Any:
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+
+    return cupy
+
+
+def sum_all(x: Any, block: int = BLOCK) -> Any:
+    """The sum of all elements (a 0-d array), by rounds of block sums."""
+    xp = _xp(x)
+    values = xp.ascontiguousarray(x).reshape(-1)
+    if values.dtype.kind != "f":
+        values = values.astype(np.float32)
+    kernel = block_sum_kernel(block, values.dtype.name)
+    if values.size == 0:
+        return xp.zeros((), dtype=values.dtype)
+    while values.size > 1:
+        n = int(values.size)
+        blocks = (n + 2 * block - 1) // (2 * block)
+        partial = xp.empty(blocks, dtype=values.dtype)
+        kernel[blocks, block](values, partial, n)
+        values = partial
+    return values.reshape(())
+
+
+def sum_last_dim(x: Any, block: int = BLOCK) -> Any:
+    """Sums along the last dim (shape ``x.shape[:-1]``)."""
+    xp = _xp(x)
+    values = xp.ascontiguousarray(x)
+    if values.dtype.kind != "f":
+        values = values.astype(np.float32)
+    ncols = values.shape[-1] if values.ndim else 1
+    rows = values.size // ncols if ncols else int(np.prod(values.shape[:-1]))
+    out = xp.zeros(values.shape[:-1], dtype=values.dtype)
+    if rows and ncols:
+        row_sum_kernel(block, values.dtype.name)[rows, block](
+            values.reshape(-1), out.reshape(-1), ncols
+        )
+    return out

@@ -1,0 +1,594 @@
+"""A CPU simulator of CUDA launches: every thread of every block runs, faithfully.
+
+``launch(func, grid, block, args)`` runs ``func`` once per GPU thread. The threads of a
+block are greenlets (cooperative coroutines): a thread runs until it calls
+``syncthreads()``, then the next thread of its block runs, and when every thread of the
+block has arrived the barrier opens and they all go on. Blocks run one after another,
+each with its own shared memory. So the simulator keeps the promises CUDA makes (a
+barrier orders a block's threads, shared memory is per block) and nothing more, and it
+checks that a kernel relies on nothing more:
+
+- every index into an array is bounds-checked (a thread past the end is reported);
+- a shared-memory cell written by one thread and touched by another between the same two
+  barriers is a race; so is a read of shared memory no thread has written yet;
+- two threads writing one element of global memory is a race (unless through atomics);
+- a barrier that only some threads of a block reach is reported (CUDA leaves it undefined).
+
+Each report names the kernel, the thread and the block. Arrays inside a kernel are
+*device arrays*: element access only, as on a GPU (no numpy on them), and every access is
+counted, so a launch returns its memory traffic (:class:`LaunchStats`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import operator
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from greenlet import greenlet
+
+from .errors import (
+    BarrierDivergenceError,
+    GlobalMemoryRaceError,
+    KernelError,
+    KernelLanguageError,
+    KernelOutOfBoundsError,
+    LaunchConfigError,
+    SharedMemoryRaceError,
+    UninitializedReadError,
+)
+
+#: CUDA's limits (compute capability 7.0 and later).
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_SHARED_BYTES = 48 * 1024
+#: The simulator's own limit: more threads than this would take minutes in Python.
+MAX_SIMULATED_THREADS = 1 << 20
+
+_NOBODY, _MANY, _ATOMIC = -1, -2, -3
+
+
+class _ThreadState:
+    """The thread now running (set by the scheduler before each switch)."""
+
+    __slots__ = ("launch", "tx", "ty", "tz", "bx", "by", "bz", "tid", "gtid", "epoch")
+
+    def __init__(self) -> None:
+        self.launch: _Launch | None = None
+
+
+state = _ThreadState()
+
+
+@dataclass
+class LaunchStats:
+    """What one simulated launch did: its shape and its memory traffic, in elements."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    threads: int
+    global_reads: int = 0
+    global_writes: int = 0
+    shared_reads: int = 0
+    shared_writes: int = 0
+    atomics: int = 0
+    barriers: int = 0  # barriers per block (the most any block passed)
+    max_thread_global_reads: int = 0
+    max_thread_global_writes: int = 0
+    max_thread_shared_reads: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Launch:
+    """Bookkeeping of one launch: geometry, the running block's counters."""
+
+    def __init__(self, name: str, grid: tuple, block: tuple, dims: int) -> None:
+        self.name, self.grid, self.block, self.dims = name, grid, block, dims
+        self.nthreads = block[0] * block[1] * block[2]
+        self.stats = LaunchStats(name, grid, block, self.nthreads * grid[0] * grid[1] * grid[2])
+        self.shared: list[SharedArray] = []
+        self.epoch_id = 0  # unique per (block, barrier interval)
+        self.block_index = 0
+
+    def begin_block(self) -> None:
+        n = self.nthreads
+        self.shared = []
+        self.shared_calls = [0] * n
+        self.greads = [0] * n
+        self.gwrites = [0] * n
+        self.sreads = [0] * n
+        self.swrites = [0] * n
+
+    def end_block(self, barriers: int) -> None:
+        s = self.stats
+        s.global_reads += sum(self.greads)
+        s.global_writes += sum(self.gwrites)
+        s.shared_reads += sum(self.sreads)
+        s.shared_writes += sum(self.swrites)
+        s.barriers = max(s.barriers, barriers)
+        s.max_thread_global_reads = max(s.max_thread_global_reads, max(self.greads))
+        s.max_thread_global_writes = max(s.max_thread_global_writes, max(self.gwrites))
+        s.max_thread_shared_reads = max(s.max_thread_shared_reads, max(self.sreads))
+
+
+def _coords(values: tuple, dims: int) -> str:
+    return str(values[0]) if dims == 1 else "(" + ", ".join(map(str, values[:dims])) + ")"
+
+
+def where(tid: int | None = None) -> str:
+    """``thread 5 of block 2 in kernel `add``` for the thread now running (or thread ``tid``
+    of the running block)."""
+    launch = state.launch
+    if launch is None:
+        return "outside any kernel"
+    if tid is None:
+        thread = (state.tx, state.ty, state.tz)
+    else:
+        bx, by = launch.block[0], launch.block[1]
+        thread = (tid % bx, tid // bx % by, tid // (bx * by))
+    block = (state.bx, state.by, state.bz)
+    dims = launch.dims
+    return (
+        f"thread {_coords(thread, dims)} of block {_coords(block, dims)} in kernel `{launch.name}`"
+    )
+
+
+def _index(i: Any, array: str) -> int:
+    if type(i) is int:
+        return i
+    try:
+        return operator.index(i)
+    except TypeError:
+        raise KernelLanguageError(
+            f"{where()}: {array}[{i!r}]: array indices must be integers, not "
+            f"{type(i).__name__} (use // for integer division)"
+        ) from None
+
+
+def _running() -> _Launch:
+    launch = state.launch
+    if launch is None:
+        raise RuntimeError("device arrays can only be used inside a kernel launch")
+    return launch
+
+
+class GlobalArray:
+    """A kernel argument in global memory: read and written one element at a time."""
+
+    __slots__ = ("name", "data", "_shape", "_cstrides", "size", "ndim", "kind", "writers",
+                 "wepochs", "target")  # fmt: skip
+
+    def __init__(self, name: str, array: np.ndarray) -> None:
+        self.name = name
+        self.target = array
+        self.data = np.ravel(array).tolist()  # logical C order, whatever the strides
+        self._shape = tuple(array.shape)
+        self._cstrides = tuple(
+            int(np.prod(array.shape[k + 1 :], dtype=np.int64)) for k in range(array.ndim)
+        )
+        self.size = int(array.size)
+        self.ndim = array.ndim
+        self.kind = array.dtype.kind
+        self.writers: dict[int, int] = {}
+        self.wepochs: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return self._shape[0]
+
+    def __getattr__(self, attr: str) -> Any:
+        raise KernelLanguageError(
+            f"a device array has .size and .ndim, not .{attr}: pass sizes and strides to the "
+            f"kernel as arguments"
+        )
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelLanguageError(
+            f"{where()}: `{self.name}` is device memory: inside a kernel, read and write it one "
+            "element at a time; numpy (or any library) cannot run on it"
+        )
+
+    def __iter__(self) -> Any:
+        raise KernelLanguageError(
+            f"{where()}: a kernel cannot loop over `{self.name}` itself: loop over indices "
+            "with range(...) and read one element at a time"
+        )
+
+    def _position(self, index: Any, verb: str) -> int:
+        if type(index) is tuple:
+            if len(index) != self.ndim:
+                raise KernelLanguageError(
+                    f"{where()}: {self.name}{list(index)} has {len(index)} indices but "
+                    f"`{self.name}` has {self.ndim} dims"
+                )
+            pos = 0
+            for i, n, st in zip(index, self._shape, self._cstrides, strict=True):
+                i = _index(i, self.name)
+                if not 0 <= i < n:
+                    self._out_of_bounds(index, verb)
+                pos += i * st
+            return pos
+        if self.ndim != 1:
+            raise KernelLanguageError(
+                f"{where()}: {self.name}[{index!r}] uses one index, but `{self.name}` has "
+                f"{self.ndim} dims: index it with {self.ndim} (as {self.name}[i, j])"
+            )
+        i = _index(index, self.name)
+        if not 0 <= i < self.size:
+            self._out_of_bounds(index, verb)
+        return i
+
+    def _out_of_bounds(self, index: Any, verb: str) -> None:
+        shown = list(index) if type(index) is tuple else index
+        raise KernelOutOfBoundsError(
+            f"{where()} {verb} {self.name}[{shown}], outside `{self.name}` of shape "
+            f"{self._shape}: guard the access with the size (e.g. `if i < n:`)"
+        )
+
+    def __getitem__(self, index: Any) -> Any:
+        pos = self._position(index, "read")
+        _running().greads[state.tid] += 1
+        return self.data[pos]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        pos = self._position(index, "wrote")
+        launch = _running()
+        me = state.gtid
+        w = self.writers.get(pos)
+        if w is not None and w != me:
+            if (
+                w == _ATOMIC
+                or w // launch.nthreads != me // launch.nthreads
+                or (self.wepochs[pos] == launch.epoch_id)
+            ):
+                self._race(index, w, "wrote")
+        self.writers[pos] = me
+        self.wepochs[pos] = launch.epoch_id
+        self.data[pos] = self._cast(value)
+        launch.gwrites[state.tid] += 1
+
+    def _race(self, index: Any, other: int, how: str) -> None:
+        launch = _running()
+        shown = list(index) if type(index) is tuple else index
+        who = "an atomic operation" if other == _ATOMIC else f"global thread {other}"
+        raise GlobalMemoryRaceError(
+            f"{where()} {how} {self.name}[{shown}], which {who} also wrote in this launch "
+            f"(global thread ids count blocks of {launch.nthreads}): each output element "
+            "must be written by one thread (or use atomic_add)"
+        )
+
+    def _cast(self, value: Any) -> Any:
+        kind = self.kind
+        if kind == "f":
+            if type(value) is float:
+                return value
+            if isinstance(value, (GlobalArray, SharedArray)):
+                raise KernelLanguageError(f"{where()}: store one element, not a whole array")
+            return float(value)
+        if kind in "iu":
+            if isinstance(value, (float, np.floating)):
+                raise KernelLanguageError(
+                    f"{where()}: storing the float {value!r} into the integer array "
+                    f"`{self.name}`: convert it explicitly (int32(x))"
+                )
+            return int(value)
+        if kind == "b":
+            return bool(value)
+        return value
+
+    def atomic_add(self, index: Any, value: Any) -> Any:
+        pos = self._position(index, "atomically added to")
+        launch = _running()
+        w = self.writers.get(pos)
+        if w is not None and w != _ATOMIC and w // launch.nthreads != state.gtid // launch.nthreads:
+            self._race(index, w, "atomically added to")
+        self.writers[pos] = _ATOMIC
+        old = self.data[pos]
+        self.data[pos] = self._cast(old + value)
+        launch.stats.atomics += 1
+        return old
+
+    def write_back(self) -> None:
+        if self.writers:
+            self.target[...] = np.asarray(self.data, dtype=self.target.dtype).reshape(self._shape)
+
+
+class SharedArray:
+    """Shared memory of one block: a 1-d array, checked for races between barriers."""
+
+    __slots__ = ("name", "data", "size", "kind", "w_epoch", "w_tid", "r_epoch", "r_tid")
+
+    def __init__(self, name: str, dtype: np.dtype, size: int) -> None:
+        self.name, self.size, self.kind = name, size, dtype.kind
+        self.data: list = [float("nan") if dtype.kind == "f" else 0] * size
+        self.w_epoch = [-1] * size
+        self.w_tid = [_NOBODY] * size
+        self.r_epoch = [-1] * size
+        self.r_tid = [_NOBODY] * size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelLanguageError(
+            f"{where()}: {self.name} is shared memory: read and write it one element at a time"
+        )
+
+    def __iter__(self) -> Any:
+        raise KernelLanguageError(f"{where()}: loop over indices of {self.name}, not over it")
+
+    def _check(self, index: Any, verb: str) -> int:
+        if type(index) is tuple:
+            raise KernelLanguageError(
+                f"{where()}: shared memory is 1-d: index {self.name} with one integer "
+                "(row * width + col)"
+            )
+        i = _index(index, self.name)
+        if not 0 <= i < self.size:
+            raise KernelOutOfBoundsError(
+                f"{where()} {verb} {self.name}[{i}], outside its {self.size} elements"
+            )
+        return i
+
+    def __getitem__(self, index: Any) -> Any:
+        i = self._check(index, "read")
+        t, e = state.tid, state.epoch
+        if self.w_epoch[i] == e and self.w_tid[i] != t:
+            self._race(i, self.w_tid[i], "read", "wrote")
+        if self.w_epoch[i] < 0:
+            raise UninitializedReadError(
+                f"{where()} read {self.name}[{i}] before any thread of its block wrote it "
+                "(shared memory starts as garbage: fill every cell you read, e.g. with 0 past "
+                "the end of the data, and syncthreads() between the writes and the reads)"
+            )
+        if self.r_epoch[i] != e:
+            self.r_epoch[i] = e
+            self.r_tid[i] = t
+        elif self.r_tid[i] != t:
+            self.r_tid[i] = _MANY
+        _running().sreads[t] += 1
+        return self.data[i]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        i = self._check(index, "wrote")
+        t, e = state.tid, state.epoch
+        if self.w_epoch[i] == e and self.w_tid[i] != t:
+            self._race(i, self.w_tid[i], "wrote", "wrote")
+        if self.r_epoch[i] == e and self.r_tid[i] != t:
+            self._race(i, self.r_tid[i], "wrote", "read")
+        self.w_epoch[i] = e
+        self.w_tid[i] = t
+        if self.kind == "f":
+            value = float(value)
+        elif isinstance(value, (float, np.floating)):
+            raise KernelLanguageError(f"{where()}: storing a float into integer {self.name}")
+        self.data[i] = value
+        _running().swrites[t] += 1
+
+    def atomic_add(self, index: Any, value: Any) -> Any:
+        i = self._check(index, "atomically added to")
+        t, e = state.tid, state.epoch
+        if self.w_epoch[i] == e and self.w_tid[i] not in (t, _ATOMIC):
+            self._race(i, self.w_tid[i], "atomically added to", "wrote")
+        if self.w_epoch[i] < 0:
+            raise UninitializedReadError(
+                f"{where()} added to {self.name}[{i}] before any thread of its block wrote it"
+            )
+        self.w_epoch[i] = e
+        self.w_tid[i] = _ATOMIC
+        old = self.data[i]
+        self.data[i] = old + value
+        _running().stats.atomics += 1
+        return old
+
+    def _race(self, i: int, other: int, did: str, other_did: str) -> None:
+        if other == _MANY:
+            who = "other threads of the block"
+        elif other == _ATOMIC:
+            who = "an atomic operation"
+            other_did = "updated"
+        else:
+            who = where(other).split(" of block")[0]
+        raise SharedMemoryRaceError(
+            f"{where()} {did} {self.name}[{i}], which {who} {other_did} since the last "
+            "syncthreads(): a race. Put a syncthreads() between the two accesses (and make "
+            "sure every thread of the block reaches it)"
+        )
+
+
+def shared_memory(dtype: Any, size: Any) -> SharedArray:
+    """The block's shared array for this call site (the same one for all its threads)."""
+    launch = state.launch
+    if launch is None:
+        raise RuntimeError("shared_memory() can only be called inside a kernel")
+    if size is None:
+        raise KernelLanguageError(
+            f"{where()}: dynamic shared memory (size=None) is not supported here: give a size"
+        )
+    if type(size) is not int or size <= 0:
+        raise KernelLanguageError(
+            f"{where()}: shared_memory size must be a positive int constant, got {size!r}"
+        )
+    dt = np.dtype(getattr(dtype, "dtype", dtype))
+    k = launch.shared_calls[state.tid]
+    launch.shared_calls[state.tid] = k + 1
+    if k == len(launch.shared):
+        used = sum(a.size for a in launch.shared) * 8 + size * dt.itemsize
+        if used > MAX_SHARED_BYTES:
+            raise LaunchConfigError(
+                f"kernel `{launch.name}` asks for {used} bytes of shared memory per block; a "
+                f"block has at most {MAX_SHARED_BYTES}"
+            )
+        launch.shared.append(SharedArray(f"shared_memory #{k} ({dt.name}[{size}])", dt, size))
+    array = launch.shared[k]
+    if array.size != size:
+        raise KernelLanguageError(
+            f"{where()}: threads of one block asked for different shared arrays at one call"
+        )
+    return array
+
+
+def syncthreads() -> None:
+    """A barrier for the threads of a block: wait here until all of them arrive."""
+    if state.launch is None:
+        raise RuntimeError("syncthreads() can only be called inside a kernel")
+    caller = sys._getframe(1)
+    greenlet.getcurrent().parent.switch((caller.f_code.co_name, caller.f_lineno))
+
+
+def atomic_add(array: Any, index: Any, value: Any) -> Any:
+    """``array[index] += value`` as one indivisible step; returns the old value."""
+    if not isinstance(array, (GlobalArray, SharedArray)):
+        raise KernelLanguageError(f"{where()}: atomic_add needs a device or shared array")
+    return array.atomic_add(index, value)
+
+
+# -- launching ------------------------------------------------------------------------------
+
+
+def dim3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
+    """``(x, y, z)`` from an int or a tuple of up to 3 ints, and how many were given."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not 1 <= len(values) <= 3 or not all(isinstance(v, (int, np.integer)) for v in values):
+        raise LaunchConfigError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+    dims = tuple(int(v) for v in values) + (1,) * (3 - len(values))
+    if min(dims) < 1:
+        raise LaunchConfigError(f"{what} {value!r} has a dimension below 1")
+    return dims, len(values)  # type: ignore[return-value]
+
+
+def _arguments(func: Any, args: tuple) -> tuple[list, list[GlobalArray]]:
+    try:
+        names = list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        names = []
+    if len(names) != len(args):
+        raise TypeError(
+            f"kernel `{func.__name__}` takes {len(names)} arguments but {len(args)} were given"
+        )
+    converted, arrays, seen = [], [], {}
+    for name, a in zip(names, args, strict=True):
+        if isinstance(a, np.ndarray):
+            if id(a) not in seen:
+                seen[id(a)] = GlobalArray(name, a)
+                arrays.append(seen[id(a)])
+            converted.append(seen[id(a)])
+        elif isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)):
+            converted.append(a.item() if isinstance(a, np.generic) else a)
+        else:
+            raise TypeError(
+                f"kernel `{func.__name__}`: argument `{name}` is a {type(a).__name__}; a kernel "
+                "takes arrays (numpy in the simulator, cupy on a GPU) and scalars"
+            )
+    return converted, arrays
+
+
+def launch(func: Any, grid: Any, block: Any, args: tuple, name: str | None = None) -> LaunchStats:
+    """Run ``func`` on every thread of a ``grid`` of ``block``-shaped blocks."""
+    name = name or func.__name__
+    (gx, gy, gz), gdims = dim3(grid, "grid")
+    (bx, by, bz), bdims = dim3(block, "block")
+    nthreads = bx * by * bz
+    if nthreads > MAX_THREADS_PER_BLOCK or any(
+        b > m for b, m in zip((bx, by, bz), MAX_BLOCK_DIMS, strict=True)
+    ):
+        raise LaunchConfigError(
+            f"kernel `{name}`: a block of {(bx, by, bz)} = {nthreads} threads; CUDA allows at "
+            f"most {MAX_THREADS_PER_BLOCK} per block (and {MAX_BLOCK_DIMS} per dimension)"
+        )
+    total = nthreads * gx * gy * gz
+    if total > MAX_SIMULATED_THREADS:
+        raise LaunchConfigError(
+            f"kernel `{name}`: {total} threads are too many to simulate on a CPU (at most "
+            f"{MAX_SIMULATED_THREADS}); try smaller shapes"
+        )
+    if state.launch is not None:
+        raise RuntimeError("a kernel cannot launch another kernel")
+    converted, arrays = _arguments(func, args)
+    launch = _Launch(name, (gx, gy, gz), (bx, by, bz), max(gdims, bdims))
+    coords = [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
+    state.launch = launch
+    try:
+        for block_index, (z, y, x) in enumerate(itertools.product(range(gz), range(gy), range(gx))):
+            state.bx, state.by, state.bz = x, y, z
+            launch.block_index = block_index
+            _run_block(func, converted, launch, coords, block_index * nthreads)
+    finally:
+        state.launch = None
+    for a in arrays:
+        a.write_back()
+    for sink in _recorders:
+        sink.append(launch.stats)
+    return launch.stats
+
+
+_recorders: list[list[LaunchStats]] = []
+
+
+@contextmanager
+def recording() -> Iterator[list[LaunchStats]]:
+    """Collect the :class:`LaunchStats` of every simulated launch inside the ``with``."""
+    sink: list[LaunchStats] = []
+    _recorders.append(sink)
+    try:
+        yield sink
+    finally:
+        del _recorders[next(i for i, r in enumerate(_recorders) if r is sink)]
+
+
+def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid: int) -> None:
+    launch.begin_block()
+    threads = [greenlet(func) for _ in coords]
+    live = list(range(len(coords)))
+    epoch = 0
+    s = state
+    while True:
+        launch.epoch_id += 1
+        waiting, finished = [], []
+        for t in live:
+            s.tx, s.ty, s.tz = coords[t]
+            s.tid, s.gtid, s.epoch = t, first_gtid + t, epoch
+            g = threads[t]
+            try:
+                site = g.switch(*args) if epoch == 0 else g.switch()
+            except KernelError:
+                raise
+            except Exception as exc:
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"(raised by {where()})")
+                raise
+            if g.dead:
+                finished.append(t)
+            else:
+                waiting.append((t, site))
+        if not waiting:
+            break
+        if finished:
+            t_wait, (fn, line) = waiting[0]
+            s.tx, s.ty, s.tz = coords[finished[0]]
+            raise BarrierDivergenceError(
+                f"{where()} finished without reaching the syncthreads() at line {line} of "
+                f"`{fn}` where {where(t_wait).split(' of block')[0]} waits: every thread of a "
+                "block must reach each syncthreads() (don't return early, and keep "
+                "syncthreads() outside `if`s that only some threads enter)"
+            )
+        sites = {site for _, site in waiting}
+        if len(sites) > 1:
+            a = waiting[0][1]
+            b = next(site for _, site in waiting if site != a)
+            raise BarrierDivergenceError(
+                f"kernel `{launch.name}`: in block {_coords((s.bx, s.by, s.bz), launch.dims)} "
+                f"some threads wait at the syncthreads() on line {a[1]}, others at line {b[1]}: "
+                "all threads of a block must meet at the same barrier"
+            )
+        live = [t for t, _ in waiting]
+        epoch += 1
+    launch.end_block(epoch)
