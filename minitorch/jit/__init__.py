@@ -12,4 +12,6 @@ from .passes import (
     fold_constants,
     optimize,
 )
+from .script import ScriptError, script
+from .serialize import JitLoadError, load
 from .tracer import TracerWarning, TracingCheckError, trace

@@ -1,0 +1,261 @@
+"""``ScriptModule.save(path)`` / ``jit.load(path)``: a graph and its tensors, without pickle.
+
+The file is an ordinary minitorch file (``minitorch.serialization``: a JSON header and
+raw tensor bytes, checksummed), holding::
+
+    {"format": "minitorch.jit", "version": 1, "name": "forward",
+     "graph": {"inputs": [...], "nodes": [...], "outputs": [...], "tuple_output": false},
+     "attrs": {"fc.weight": <tensor>, ...}, "parameters": ["fc.weight", ...]}
+
+Every node is stored by its op *name* and constant arguments (numbers, tuples, slices,
+dtypes, tensors); loading looks each name up among minitorch's own ops
+(``ops.resolve``), so a file can only ever run minitorch's ops: no code is loaded from it,
+and the module's Python class is not needed (nor imported) to run it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .. import serialization
+from ..creation import from_numpy
+from ..device import device as _device
+from ..dtypes import as_dtype
+from ..dtypes import dtype as _dtype
+from ..nn import Parameter
+from ..serialization import SerializationError
+from ..tensor import Tensor
+from .fusion import ElementwiseOp, FusedKernel
+from .ir import Block, Graph, Node, Value
+from .lint import GraphLintError, lint
+from .ops import ELEMENTWISE, STRUCTURAL, resolve
+
+FORMAT = "minitorch.jit"
+VERSION = 1
+
+
+class JitLoadError(SerializationError):
+    """A file that is a readable minitorch file but not a loadable ScriptModule, and why."""
+
+
+# --- save -------------------------------------------------------------------------------
+def save(module: Any, path: Any) -> None:
+    """Write a ScriptModule (graph, parameters, buffers) to ``path``, atomically."""
+    attrs = module.attr_values()
+    obj = {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": module._name,
+        "graph": _encode_block(module.graph, top=True),
+        "attrs": attrs,
+        "parameters": [k for k, v in attrs.items() if isinstance(v, Parameter)],
+    }
+    serialization.save(obj, path)
+
+
+def _encode_value(v: Value) -> list:
+    return [v.name, v.type, v.dtype, None if v.shape is None else list(v.shape)]
+
+
+def _encode_block(block: Block, top: bool = False) -> dict:
+    out = {
+        "inputs": [_encode_value(v) for v in block.inputs],
+        "nodes": [_encode_node(n) for n in block.nodes],
+        "outputs": [v.name for v in block.outputs],
+    }
+    if top:
+        out["tuple_output"] = bool(getattr(block, "tuple_output", False))
+    return out
+
+
+def _encode_node(node: Node) -> dict:
+    if node.op not in STRUCTURAL and resolve(node.op) is not node.target:
+        raise SerializationError(
+            f"save: node {node.op} runs {node.target!r}, which is not one of minitorch's own "
+            "ops (a Function defined outside minitorch?); such a graph can't be saved, "
+            "because loading it would need that Python code"
+        )
+    out = {
+        "op": node.op,
+        "args": [_encode_arg(a) for a in node.args],
+        "kwargs": {k: _encode_arg(v) for k, v in node.kwargs.items()},
+        "outputs": [_encode_value(v) for v in node.outputs],
+        "blocks": [_encode_block(b) for b in node.blocks],
+    }
+    if node.op == "fused":
+        out["kernel"] = _encode_kernel(node.target)
+    return out
+
+
+def _encode_arg(a: Any) -> Any:
+    if isinstance(a, Value):
+        return {"value": a.name}
+    if a is None or isinstance(a, (bool, int, float, str, Tensor)):
+        return a
+    if isinstance(a, tuple):
+        return {"tuple": [_encode_arg(x) for x in a]}
+    if isinstance(a, list):
+        return {"list": [_encode_arg(x) for x in a]}
+    if isinstance(a, slice):
+        return {"slice": [_encode_arg(a.start), _encode_arg(a.stop), _encode_arg(a.step)]}
+    if a is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(a, np.ndarray):
+        return {"array": from_numpy(np.ascontiguousarray(a))}
+    if isinstance(a, (np.integer, np.floating, np.bool_)):
+        return a.item()
+    if isinstance(a, _dtype):
+        return {"dtype": a.name}
+    if isinstance(a, np.dtype):
+        return {"dtype": a.name}
+    if isinstance(a, _device):
+        return {"device": str(a)}
+    raise SerializationError(f"save: can't save the graph constant {a!r} ({type(a).__name__})")
+
+
+def _encode_kernel(k: FusedKernel) -> dict:
+    def arg(a: Any) -> Any:
+        return {a[0]: a[1]} if isinstance(a, tuple) else a
+
+    return {
+        "name": k.name,
+        "inputs": [[d, list(s)] for d, s in k.inputs],
+        "ops": [[op.op, [arg(a) for a in op.args]] for op in k.ops],
+        "outputs": list(k.outputs),
+        "shape": list(k.shape),
+        "dtype": k.dtype,
+    }
+
+
+# --- load -------------------------------------------------------------------------------
+def load(path: Any, map_location: Any = None) -> Any:
+    """Load a ScriptModule saved with ``ScriptModule.save``; no Python class is needed."""
+    from .module import ScriptModule
+
+    obj = serialization.load(path, map_location=map_location)
+    name = str(path) if isinstance(path, (str, os.PathLike)) else "<file object>"
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise JitLoadError(
+            f"jit.load: {name!r} is a minitorch file but not a saved ScriptModule (no "
+            f"'format': {FORMAT!r} entry); load plain checkpoints with minitorch.load"
+        )
+    if obj.get("version") != VERSION:
+        raise JitLoadError(
+            f"jit.load: {name!r} has ScriptModule format version {obj.get('version')!r}; "
+            f"this minitorch reads version {VERSION}"
+        )
+    try:
+        graph = _Decoder().graph(obj["graph"])
+        lint(graph)
+        attrs = obj["attrs"]
+        params = set(obj["parameters"])
+        if not isinstance(attrs, dict) or not all(isinstance(t, Tensor) for t in attrs.values()):
+            raise JitLoadError("'attrs' must map names to tensors")
+    except GraphLintError as err:
+        raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
+    _check_attrs(graph, attrs, name)
+    tensors = {k: Parameter(t) if k in params else t for k, t in attrs.items()}
+    return ScriptModule(graph, tensors, name=str(obj.get("name", "forward")))
+
+
+def _check_attrs(graph: Graph, attrs: dict, name: str) -> None:
+    for node in graph.walk():
+        if node.op == "get_attr" and node.args[0] not in attrs:
+            raise JitLoadError(
+                f"jit.load: {name!r}: the graph reads {node.args[0]!r}, which the file lacks"
+            )
+
+
+class _Decoder:
+    def __init__(self) -> None:
+        self.values: dict[str, Value] = {}
+
+    def value(self, enc: list) -> Value:
+        name, type_, dtype, shape = enc
+        if not isinstance(name, str) or name in self.values:
+            raise ValueError(f"value name {name!r} is not a new string")
+        v = Value(name, str(type_), dtype, None if shape is None else tuple(shape))
+        self.values[name] = v
+        return v
+
+    def use(self, name: str) -> Value:
+        if name not in self.values:
+            raise ValueError(f"%{name} is used before it is defined")
+        return self.values[name]
+
+    def graph(self, enc: dict) -> Graph:
+        g = Graph()
+        self.block(enc, g)
+        g.tuple_output = bool(enc.get("tuple_output", False))
+        g._names = set(self.values)
+        return g
+
+    def block(self, enc: dict, block: Block) -> Block:
+        block.inputs = [self.value(v) for v in enc["inputs"]]
+        for n in enc["nodes"]:
+            block.nodes.append(self.node(n))
+        block.outputs = [self.use(v) for v in enc["outputs"]]
+        return block
+
+    def node(self, enc: dict) -> Node:
+        op = enc["op"]
+        target = resolve(op) if isinstance(op, str) else None
+        if target is None:
+            raise ValueError(f"unknown op {op!r}: this minitorch has no op of that name")
+        args = tuple(self.arg(a) for a in enc["args"])
+        kwargs = {k: self.arg(v) for k, v in enc["kwargs"].items()}
+        blocks = [self.block(b, Block()) for b in enc["blocks"]]
+        outputs = [self.value(v) for v in enc["outputs"]]
+        if op == "fused":
+            target = self.kernel(enc["kernel"])
+        elif op in STRUCTURAL:
+            target = None
+        return Node(op, args, kwargs, outputs, blocks, target=target)
+
+    def arg(self, a: Any) -> Any:
+        if not isinstance(a, dict):
+            return a
+        if len(a) != 1:
+            raise ValueError(f"unknown argument encoding {a!r:.60}")
+        ((kind, x),) = a.items()
+        if kind == "value":
+            return self.use(x)
+        if kind == "tuple":
+            return tuple(self.arg(i) for i in x)
+        if kind == "list":
+            return [self.arg(i) for i in x]
+        if kind == "slice":
+            return slice(*(self.arg(i) for i in x))
+        if kind == "ellipsis":
+            return Ellipsis
+        if kind == "array":
+            return x.numpy()
+        if kind == "dtype":
+            return as_dtype(x)
+        if kind == "device":
+            return _device(x)
+        raise ValueError(f"unknown argument kind {kind!r}")
+
+    def kernel(self, enc: dict) -> FusedKernel:
+        ops = []
+        for op, args in enc["ops"]:
+            if op not in ELEMENTWISE:
+                raise ValueError(f"fused kernel op {op!r} is not an elementwise op")
+            refs = tuple(
+                (next(iter(a)), int(next(iter(a.values())))) if isinstance(a, dict) else a
+                for a in args
+            )
+            ops.append(ElementwiseOp(op, refs))
+        return FusedKernel(
+            name=str(enc["name"]),
+            inputs=tuple((d, tuple(s)) for d, s in enc["inputs"]),
+            ops=tuple(ops),
+            outputs=tuple(int(j) for j in enc["outputs"]),
+            shape=tuple(enc["shape"]),
+            dtype=str(enc["dtype"]),
+        )
