@@ -173,10 +173,14 @@ class DistributedDataParallel(Module):
             bucket.buffer.div_(self.world_size)  # the sum of the averages is the average
         start = time.perf_counter()
         bucket.work = all_reduce(bucket.buffer, group=self.process_group, async_op=True)
-        name = f"all_reduce bucket {bucket.index}"
-        bucket.work.add_done_callback(
-            lambda _: self.timeline.append((name, start, time.perf_counter()))
-        )
+        name, timeline = f"all_reduce bucket {bucket.index}", self.timeline
+        slot = len(timeline)
+        timeline.append((name, start, start))  # the end is filled in when it finishes
+
+        def finished(_: Any) -> None:
+            timeline[slot] = (name, start, time.perf_counter())
+
+        bucket.work.add_done_callback(finished)
 
     def _finish_backward(self) -> None:
         """End of backward: handle unused parameters, wait for every bucket, write back."""
