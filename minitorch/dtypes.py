@@ -1,9 +1,16 @@
-"""Data types: PyTorch's names over the backend's (numpy/cupy) dtypes."""
+"""Data types: PyTorch's names over the backend's (numpy/cupy) dtypes.
+
+numpy has no bfloat16; the ``ml-dtypes`` package adds it to numpy (on the CPU). cupy has
+none at all, so bfloat16 tensors live on the CPU only (``.to("cuda")`` says so).
+Mixed-dtype operands are promoted as in PyTorch (``result_type``).
+"""
 
 from __future__ import annotations
 
 import builtins
+import math
 
+import ml_dtypes
 import numpy as np
 
 
@@ -20,7 +27,7 @@ class dtype:  # noqa: N801 - PyTorch's spelling
 
     @property
     def is_floating_point(self) -> bool:
-        return self.np.kind == "f"
+        return is_floating(self.np)
 
     def __repr__(self) -> str:
         return f"minitorch.{self.name}"
@@ -30,6 +37,7 @@ class dtype:  # noqa: N801 - PyTorch's spelling
 
 
 float16 = dtype("float16", np.float16)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16)
 float32 = dtype("float32", np.float32)
 float64 = dtype("float64", np.float64)
 int8 = dtype("int8", np.int8)
@@ -42,9 +50,18 @@ bool = dtype("bool", np.bool_)  # noqa: A001 - PyTorch's name
 half, float, double = float16, float32, float64  # noqa: A001
 long, int = int64, int32  # noqa: A001
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
 _BY_NP = {d.np: d for d in _ALL}
 _default_float = float32
+_NAMES = {d.name: d for d in _ALL}
+
+
+_BFLOAT16_NP = bfloat16.np
+
+
+def is_floating(np_dtype: np.dtype) -> builtins.bool:
+    """Whether a backend dtype is floating (numpy calls ml-dtypes' bfloat16 kind "V")."""
+    return np_dtype.kind == "f" or np_dtype == _BFLOAT16_NP
 
 
 def _by_name(name: str) -> dtype:
@@ -72,6 +89,8 @@ def as_dtype(value: object) -> dtype:
         return int64
     if value is builtins.bool:
         return bool
+    if isinstance(value, str) and value in _NAMES:
+        return _NAMES[value]
     try:
         return from_numpy_dtype(np.dtype(value))
     except TypeError:
@@ -90,3 +109,92 @@ def set_default_dtype(d: dtype) -> None:
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating dtypes can be the default, got {d}")
     _default_float = d
+
+
+# --- type promotion, as PyTorch does it ---------------------------------------------------
+def _category(d: dtype) -> builtins.int:
+    """0 for bool, 1 for integers, 2 for floating types."""
+    return 0 if d is bool else 2 if d.is_floating_point else 1
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to without losing their kind:
+    bool < integers < floats; float16 with bfloat16 is float32 (neither holds the other)."""
+    a, b = as_dtype(a), as_dtype(b)
+    if a is b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    if ca == 2:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    return from_numpy_dtype(np.promote_types(a.np, b.np))
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """Operands of a lower priority group change the result only by raising its category."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if _category(higher) == 2:
+        return higher
+    if higher is bool or _category(lower) == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands: object) -> dtype:
+    """The dtype of a binary op's result, by PyTorch's rules.
+
+    Operands rank in three groups: tensors with dims, zero-dim tensors, Python numbers.
+    Within a group dtypes promote (``promote_types``); a lower group matters only when its
+    category (bool < int < float) is higher: ``float16 tensor + float32 0-d tensor`` is
+    float16, ``int64 tensor + 2.5`` is the default float dtype.
+    """
+    groups: list[dtype | None] = [None, None, None]  # dims, zero-dim, Python numbers
+    for x in operands:
+        if isinstance(x, builtins.bool):
+            d, g = bool, 2
+        elif isinstance(x, builtins.int):
+            d, g = int64, 2
+        elif isinstance(x, builtins.float):
+            d, g = _default_float, 2
+        else:
+            d = x.dtype if isinstance(x.dtype, dtype) else from_numpy_dtype(x.dtype)
+            g = 0 if x.ndim else 1
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    result = _combine(groups[0], _combine(groups[1], groups[2]))
+    if result is None:
+        raise TypeError("result_type: expected at least one tensor or number")
+    return result
+
+
+class finfo:  # noqa: N801 - PyTorch's spelling
+    """Machine limits of a floating dtype: ``minitorch.finfo(minitorch.float16).max``.
+
+    ``bits``, ``eps`` (the gap after 1.0), ``max``, ``min``, ``tiny`` / ``smallest_normal``
+    (below it numbers lose precision) and ``smallest_subnormal`` (below it they flush to 0).
+    """
+
+    def __init__(self, d: dtype = None) -> None:
+        d = _default_float if d is None else as_dtype(d)
+        if not d.is_floating_point:
+            raise TypeError(f"finfo: {d} is not a floating dtype; use a float dtype")
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.dtype = d
+        self.bits = d.itemsize * 8
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.smallest_subnormal = builtins.float(info.smallest_subnormal)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
+        self.nmant = builtins.int(info.nmant)  # stored mantissa bits
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+            f"tiny={self.tiny:g}, dtype={self.dtype.name})"
+        )

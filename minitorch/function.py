@@ -22,10 +22,12 @@ from typing import Any, ClassVar, NamedTuple
 
 from . import backend
 from .backend import _registered as _kernels_registered
+from .dtypes import is_floating
 from .hooks import RemovableHandle
 from .shape import broadcast_shapes
 from .state import anomaly as _anomaly
 from .state import apply_hooks as _apply_hooks
+from .state import autocast as _autocast
 from .state import forward_trace
 from .state import grad as _grad
 from .tensor import Tensor
@@ -271,6 +273,8 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op: check devices, compute on the backend, wrap the results as tensors,
         and (when grad mode is on and an input requires grad) record a graph node."""
+        if _autocast.dtypes:  # chapter 04: cast the inputs as the op's autocast category says
+            args = autocast_inputs(cls.name, args)
         tensors = [a for a in args if isinstance(a, Tensor)]
         if len(tensors) > 1:
             check_same_device(cls.name, tensors)
@@ -330,6 +334,19 @@ class ViewFunction(Function):
         return out, None
 
 
+def autocast_inputs(op: str, args: tuple) -> tuple:
+    """``args`` with their tensors cast as the autocast policy says for op ``op`` (chapter 04).
+
+    ``apply`` calls it for every op while autocast is on; the losses, composites that
+    PyTorch's dispatcher treats as single ops, call it for themselves.
+    """
+    if not _autocast.dtypes:
+        return args
+    from .amp.autocast_mode import cast_inputs  # the policy builds on the ops: imported late
+
+    return cast_inputs(op, args)
+
+
 def register_apply_hook(hook: Any) -> RemovableHandle:
     """Call ``hook(function, args, kwargs, output)`` after every ``Function.apply``.
 
@@ -387,7 +404,7 @@ def _connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
     for i, o in enumerate(outs):
         data = o._data
         meta.append((data.shape, data.dtype))
-        if data.dtype.kind != "f" or (skip and any(raws[i] is s for s in skip)):
+        if not is_floating(data.dtype) or (skip and any(raws[i] is s for s in skip)):
             continue  # integer/bool outputs and marked ones carry no gradient
         o._requires_grad = True
         o.grad_fn = node

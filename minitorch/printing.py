@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .dtypes import float32, int64
+from .dtypes import float32, int64, is_floating
 
 
 @dataclasses.dataclass
@@ -101,7 +101,7 @@ def format_tensor(array: Any, dtype, device, extras: list[str] | None = None) ->
         if not options.edgeitems:
             suffixes.append(f"size={tuple(array.shape)}")
         body = _tensor_str(array, len(prefix), options)
-    default = float32 if array.dtype.kind == "f" else int64 if array.dtype.kind in "iu" else None
+    default = float32 if is_floating(array.dtype) else int64 if array.dtype.kind in "iu" else None
     if default is not None and dtype is not default:
         suffixes.append(f"dtype={dtype}")
     suffixes.extend(extras or [])
@@ -145,7 +145,7 @@ def _cells(values: np.ndarray, options: _PrintOptions) -> tuple[np.ndarray, int]
     1e-4. Only finite nonzero values count toward the width, as in PyTorch.
     """
     items = values.ravel().tolist()
-    if values.dtype.kind != "f":
+    if not is_floating(values.dtype):
         texts = [str(x) for x in items]
         counted = texts
     else:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..backend import array_module
 from ..creation import zeros, zeros_like
-from ..dtypes import from_numpy_dtype
+from ..dtypes import from_numpy_dtype, is_floating
 from ..function import AccumulateGrad, Function, Node
 from ..ops import add, clone, unbroadcast
 from ..shape import broadcast_shapes
@@ -421,7 +421,7 @@ def _materialize(fn: Any, grads: list) -> list:
     device = next(g.device for g in grads if g is not None)
     out = []
     for g, (shape, dtype) in zip(grads, fn._output_meta, strict=True):
-        if g is None and dtype.kind == "f":
+        if g is None and is_floating(dtype):
             g = zeros(shape, dtype=from_numpy_dtype(dtype), device=device)
         out.append(g)
     return out

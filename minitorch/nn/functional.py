@@ -14,7 +14,8 @@ from .. import ops
 from ..autograd import no_grad
 from ..backend import array_module_of
 from ..creation import arange, rand, zeros
-from ..function import Context, Function
+from ..function import Context, Function, autocast_inputs
+from ..ops.linalg import matmul_arrays
 from ..tensor import Tensor
 
 
@@ -115,7 +116,7 @@ class Linear(Function):
     @staticmethod
     def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
         ctx.save_for_backward(x, weight)
-        out = x @ weight.T
+        out = matmul_arrays(x, weight.T)
         if bias is not None:
             out += bias
         return out
@@ -459,6 +460,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         raise RuntimeError(
             f"mse_loss: input shape {input.shape} and target shape {target.shape} differ"
         )
+    input, target = autocast_inputs("mse_loss", (input, target))  # float32 under autocast
     return _reduce((input - target) ** 2, reduction, "mse_loss")
 
 
@@ -478,6 +480,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log likelihood of class indices; the weighted mean divides by the weights."""
+    log_probs, weight = autocast_inputs("nll_loss", (log_probs, weight))
     losses, weights = _nll_terms(log_probs, target, weight, ignore_index)
     if reduction == "mean":
         return losses.sum() / weights.sum()
@@ -527,6 +530,7 @@ def cross_entropy(
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    input, target, weight = autocast_inputs("cross_entropy", (input, target, weight))
     log_probs = log_softmax(input, dim=1 if input.ndim > 1 else 0)
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     if target.dtype.is_floating_point:  # class probabilities
@@ -575,6 +579,9 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same "
             f"as input size {input.shape}"
         )
+    input, target, weight, pos_weight = autocast_inputs(
+        "binary_cross_entropy_with_logits", (input, target, weight, pos_weight)
+    )
     log_one_plus = ops.log(1 + ops.exp(-ops.abs(input)))  # log(1 + e^-|x|), always finite
     if pos_weight is None:
         loss = ops.relu(input) - input * target + log_one_plus

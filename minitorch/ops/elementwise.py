@@ -44,7 +44,8 @@ def _promote(result: Any, *inputs: Any) -> Any:
         )
     ):
         return result
-    target = result_type(*inputs).np
+    target = result_type(*inputs)
+    target = target.np if target.is_floating_point else get_default_dtype().np  # int / int
     return result if dt == target else result.astype(target)
 
 

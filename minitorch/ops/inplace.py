@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from ..backend import _registered as _kernels_registered
 from ..backend import array_module_of
+from ..dtypes import is_floating
 from ..function import (
     Context,
     Function,
@@ -170,7 +171,7 @@ class _InplaceOf(InplaceFunction):
                 f"{cls.name}: output with shape {list(out.shape)} doesn't match the broadcast "
                 f"shape {list(result.shape)}"
             )
-        if result.dtype.kind == "f" and out.dtype.kind != "f":
+        if is_floating(result.dtype) and not is_floating(out.dtype):
             raise RuntimeError(
                 f"{cls.name}: result type {result.dtype} can't be cast to the desired output "
                 f"type {out.dtype}"

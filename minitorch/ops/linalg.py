@@ -4,9 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..backend import array_module_of as xp
+from ..dtypes import bfloat16, float16
 from ..function import Context, Function
 from .elementwise import unbroadcast
+
+_HALF = (float16.np, bfloat16.np)
+
+
+def matmul_arrays(a: Any, b: Any) -> Any:
+    """``a @ b`` on backend arrays.
+
+    numpy has no half-precision BLAS: its float16 matmul is a plain loop, hundreds of times
+    slower than float32, and bfloat16 comes back as float32. So on the CPU a float16 or
+    bfloat16 product is computed the way tensor cores compute it: multiply and add in
+    float32, round the result once to the inputs' dtype. (cupy calls cuBLAS for float16.)
+    """
+    if a.dtype == b.dtype and a.dtype in _HALF and xp(a, b) is np:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return xp(a, b).matmul(a, b)
 
 
 class MatMul(Function):
@@ -26,7 +44,7 @@ class MatMul(Function):
         ctx.shapes = (a.shape, b.shape)
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        return xp(a, b).matmul(a, b)
+        return matmul_arrays(a, b)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

@@ -1,0 +1,28 @@
+"""``minitorch.amp``: automatic mixed precision (chapter 04).
+
+``autocast`` runs each op in the precision that suits it; ``GradScaler`` keeps float16
+gradients from underflowing; ``memory_report`` shows where a step's bytes go.
+"""
+
+from .autocast_mode import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_enabled,
+)
+from .grad_scaler import GradScaler, OptState, non_finite_check_and_unscale_, update_scale
+from .memory import MemoryReport, memory_report, saved_tensor_bytes
+
+__all__ = [
+    "GradScaler",
+    "MemoryReport",
+    "OptState",
+    "autocast",
+    "clear_autocast_cache",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
+    "memory_report",
+    "non_finite_check_and_unscale_",
+    "saved_tensor_bytes",
+    "update_scale",
+]
