@@ -23,9 +23,10 @@ $(COURSE): pyproject.toml | $(BIN)/python
 	@rm -f $(VENV)/.course-*
 	@touch $@
 
-# The suite also installs PyTorch (CPU), the reference for the differential tests.
+# The suite also installs PyTorch (CPU), the reference for the differential tests, and
+# mpi4py + MPICH for chapter 06's MPI backend (its tests skip where they are missing).
 $(TESTS): $(COURSE)
-	$(BIN)/python -m pip install --quiet -e ".[test,reference]"
+	$(BIN)/python -m pip install --quiet -e ".[test,reference,mpi]"
 	@rm -f $(VENV)/.tests-*
 	@touch $@
 
