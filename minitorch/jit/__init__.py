@@ -1,6 +1,8 @@
 """``minitorch.jit``: an IR, tracing and scripting into it, passes over it, and running,
 saving and loading it without the Python source (chapter 05)."""
 
+from .compile import CompiledFunction, Guard
+from .compile import compile as compile  # noqa: A004 - torch.compile's name
 from .fusion import ElementwiseOp, FusedKernel, fuse_elementwise, group_elementwise
 from .interpreter import InterpreterError, run_graph
 from .ir import Block, Graph, Node, Value

@@ -1,0 +1,474 @@
+"""``minitorch.compile``: torch.compile in miniature.
+
+The first call for a given kind of input *traces* the function (``tracer.record``),
+optimizes the graph (``passes.optimize``) and caches it together with **guards**: every
+assumption the trace baked in -- each tensor argument's shape, dtype, device and
+``requires_grad``, grad mode, the Python values of non-tensor arguments, the module's
+``training`` flags and parameter shapes, and that no captured tensor was written to
+since. A later call runs the cached graph when all guards hold; when one fails it
+**recompiles** (up to ``cache_size_limit`` entries, then it runs eagerly) and records
+which guard failed, as ``TORCH_LOGS=recompiles`` does.
+
+A tensor becoming a Python value (``if x.sum() > 0:``) is a **graph break**: rather than
+bake in the branch it saw, the compiled function runs in pieces -- the graph up to the
+break, then Python decides (``bool(t)``), then the graph compiled for that outcome.
+Outcomes not seen yet are traced when they first happen. Every piece runs through
+``Function.apply``, so the compiled function is differentiable like the eager one.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ..autograd import is_grad_enabled
+from ..tensor import Tensor
+from .interpreter import run_graph
+from .ir import Graph, Node, Value
+from .passes import optimize
+from .tracer import Break, TracerWarning, attr_table, input_names, record
+
+log = logging.getLogger("minitorch.compile")
+
+
+class Guard:
+    """One assumption of a compiled graph: ``check(args, kwargs)`` returns None when it
+    holds, else a sentence saying how it failed."""
+
+    def __init__(self, description: str, check: Callable[..., str | None]) -> None:
+        self.description = description
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Guard({self.description})"
+
+
+def tensor_guards(name: str, index: int, t: Tensor) -> list[Guard]:
+    """Guards on a tensor argument: shape, dtype, device and requires_grad."""
+    shape, dtype, device, grad = tuple(t.shape), t.dtype, t.device, t.requires_grad
+
+    def arg(args: tuple) -> Any:
+        return args[index] if index < len(args) else None
+
+    def is_tensor(args, kwargs):
+        a = arg(args)
+        return None if isinstance(a, Tensor) else f"{name!r} is no longer a tensor"
+
+    def same_shape(args, kwargs):
+        got = tuple(arg(args).shape)
+        if len(got) != len(shape):
+            return f"tensor {name!r} ndim mismatch: expected {len(shape)}, actual {len(got)}"
+        for i, (e, a) in enumerate(zip(shape, got, strict=True)):
+            if e != a:
+                return f"tensor {name!r} size mismatch at index {i}. expected {e}, actual {a}"
+        return None
+
+    def same_dtype(args, kwargs):
+        got = arg(args).dtype
+        return (
+            None
+            if got == dtype
+            else f"tensor {name!r} dtype mismatch. expected {dtype.name}, actual {got.name}"
+        )  # noqa: E501
+
+    def same_device(args, kwargs):
+        got = arg(args).device
+        return (
+            None
+            if got == device
+            else f"tensor {name!r} device mismatch. expected {device}, actual {got}"
+        )  # noqa: E501
+
+    def same_grad(args, kwargs):
+        got = arg(args).requires_grad
+        return (
+            None
+            if got == grad
+            else f"tensor {name!r} requires_grad mismatch. expected {grad}, actual {got}"
+        )  # noqa: E501
+
+    return [
+        Guard(f"{name} is a Tensor", is_tensor),
+        Guard(f"{name}.shape == {shape}", same_shape),
+        Guard(f"{name}.dtype == {dtype.name}", same_dtype),
+        Guard(f"{name}.device == {device}", same_device),
+        Guard(f"{name}.requires_grad == {grad}", same_grad),
+    ]
+
+
+def value_guard(name: str, index: int | str, value: Any) -> Guard:
+    """A Python argument (or keyword) the trace used as a constant."""
+
+    def check(args, kwargs):
+        got = kwargs.get(index) if isinstance(index, str) else args[index]
+        if type(got) is type(value) and got == value:
+            return None
+        return f"{name} == {value!r} failed: it is now {got!r}"
+
+    return Guard(f"{name} == {value!r}", check)
+
+
+def grad_mode_guard() -> Guard:
+    enabled = is_grad_enabled()
+
+    def check(args, kwargs):
+        now = is_grad_enabled()
+        return None if now == enabled else f"grad mode mismatch. expected {enabled}, actual {now}"
+
+    return Guard(f"is_grad_enabled() == {enabled}", check)
+
+
+def module_guards(module: Any) -> list[Guard]:
+    """The module's training flags and its parameters' shapes and requires_grad."""
+    guards = []
+    for prefix, m in module.named_modules():
+        training = m.training
+        where = f"self.{prefix}" if prefix else "self"
+
+        def check_training(args, kwargs, m=m, training=training, where=where):
+            if m.training == training:
+                return None
+            return f"{where}.training == {training} failed: it is now {m.training}"
+
+        guards.append(Guard(f"{where}.training == {training}", check_training))
+    for name, p in module.named_parameters():
+        shape, grad = tuple(p.shape), p.requires_grad
+
+        def check_param(args, kwargs, name=name, shape=shape, grad=grad):
+            now = dict(module.named_parameters()).get(name)
+            if now is None or tuple(now.shape) != shape or now.requires_grad != grad:
+                return f"parameter self.{name} changed (shape {shape}, requires_grad {grad})"
+            return None
+
+        guards.append(Guard(f"self.{name}.shape == {shape}", check_param))
+    return guards
+
+
+def constant_guards(graph: Graph) -> list[Guard]:
+    """Captured tensors (constants) must not have been written to since the trace."""
+    guards = []
+    for node in graph.walk():
+        value = node.args[0] if node.op == "constant" and node.args else None
+        if isinstance(value, Tensor):
+            version = value._version
+
+            def check(args, kwargs, t=value, version=version, name=node.outputs[0].name):
+                if t._version == version:
+                    return None
+                return f"captured tensor %{name} was modified in place (version {version} -> {t._version})"  # noqa: E501
+
+            guards.append(Guard(f"captured %{node.outputs[0].name} unchanged", check))
+    return guards
+
+
+# --- pieces: a trace cut at its graph breaks -------------------------------------------------
+
+
+class Piece:
+    """One compiled segment: reads ``inputs`` (value names) from the values computed so
+    far, writes ``outputs``; then, if it ends at a graph break, Python converts the value
+    ``break_.value`` and the piece for that outcome (``children``) continues."""
+
+    def __init__(self, graph: Graph, ops: list[str], inputs: list[str], outputs: list[str]):
+        self.graph, self.ops, self.inputs, self.outputs = graph, ops, inputs, outputs
+        self.break_: Break | None = None
+        self.children: dict[Any, Piece] = {}
+        self.final: list[str] = []  # the program's outputs (last piece only)
+
+
+def split_at_breaks(graph: Graph, breaks: list[Break], do_optimize: bool) -> Piece:
+    """Cut a traced graph into a chain of pieces, one per segment between breaks."""
+    cuts = [b.position for b in breaks] + [len(graph.nodes)]
+    needed_later: list[set[str]] = []
+    later: set[str] = {v.name for v in graph.outputs}
+    for k in range(len(cuts) - 1, -1, -1):  # what each segment must hand on
+        needed_later.insert(0, set(later))
+        start = cuts[k - 1] if k else 0
+        for node in graph.nodes[start : cuts[k]]:
+            later.update(v.name for v in node.inputs)
+        if k:
+            later.add(breaks[k - 1].value.name)
+    first: Piece | None = None
+    previous: Piece | None = None
+    start = 0
+    for k, end in enumerate(cuts):
+        nodes = graph.nodes[start:end]
+        hand_on = set(needed_later[k]) | ({breaks[k].value.name} if k < len(breaks) else set())
+        piece = _piece(nodes, hand_on, do_optimize)
+        if k < len(breaks):
+            piece.break_ = breaks[k]
+        else:
+            piece.final = [v.name for v in graph.outputs]
+        if previous is None:
+            first = piece
+        else:
+            previous.children[_key(previous.break_.result)] = piece
+        previous, start = piece, end
+    assert first is not None
+    return first
+
+
+def _piece(nodes: list[Node], hand_on: set[str], do_optimize: bool) -> Piece:
+    defined = {v.name for n in nodes for v in n.outputs}
+    inputs: dict[str, Value] = {}
+    for n in nodes:
+        for v in n.inputs:
+            if v.name not in defined:
+                inputs.setdefault(v.name, v)
+    sub = Graph(list(inputs.values()))
+    sub.nodes = list(nodes)
+    sub.outputs = [v for n in nodes for v in n.outputs if v.name in hand_on]
+    sub._names = set(inputs) | defined
+    sub.tuple_output = True
+    graph = optimize(sub) if do_optimize else sub.copy()
+    return Piece(graph, [n.op for n in nodes], list(inputs), [v.name for v in sub.outputs])
+
+
+def _key(result: Any) -> Any:
+    return repr(result) if isinstance(result, (list, dict)) else (type(result).__name__, result)
+
+
+def _convert(value: Any, kind: str) -> Any:
+    """Redo the conversion the break was: ``bool(t)``, ``t.item()``, ..."""
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    if kind == "tolist":
+        return value.tolist()
+    if kind == "numpy":
+        return repr(value.detach().numpy().tolist())
+    return value.item()
+
+
+# --- the compiled function -----------------------------------------------------------------
+
+
+class _Entry:
+    def __init__(self, guards: list[Guard], root: Piece, tuple_output: bool) -> None:
+        self.guards, self.root, self.tuple_output = guards, root, tuple_output
+        self.break_count = 0
+
+    def failed_guard(self, args: tuple, kwargs: dict) -> str | None:
+        found = self.first_failure(args, kwargs)
+        return None if found is None else found[1]
+
+    def first_failure(self, args: tuple, kwargs: dict) -> tuple[int, str] | None:
+        """(position, message) of the first guard that fails, or None when all hold."""
+        for i, guard in enumerate(self.guards):
+            try:
+                problem = guard.check(args, kwargs)
+            except Exception as err:  # an argument of another kind entirely
+                problem = f"{guard.description} could not be checked ({err})"
+            if problem is not None:
+                return i, problem
+        return None
+
+
+class CompiledFunction:
+    """What ``minitorch.compile`` returns: call it like the original."""
+
+    def __init__(self, fn: Any, cache_size_limit: int, fullgraph: bool, do_optimize: bool):
+        from ..nn import Module
+
+        self.fn = fn
+        self.module = fn if isinstance(fn, Module) else None
+        self.forward = self.module.forward if self.module is not None else fn
+        self.cache_size_limit = cache_size_limit
+        self.fullgraph = fullgraph
+        self.do_optimize = do_optimize
+        self.entries: list[_Entry] = []
+        self.recompile_reasons: list[str] = []
+        self.graph_breaks: list[str] = []  # "file:line (kind)" of each break seen
+        self.frame_count = 0  # how many times it traced
+        functools.update_wrapper(self, self.forward, updated=())
+
+    def __repr__(self) -> str:
+        return f"<compiled {getattr(self.forward, '__qualname__', self.forward)!r}>"
+
+    @property
+    def name(self) -> str:
+        return getattr(self.forward, "__qualname__", type(self.fn).__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for entry in self.entries:
+            if entry.failed_guard(args, kwargs) is None:
+                return self._run(entry, args, kwargs)
+        if self.entries:
+            # the entry that got furthest through its guards is the nearest miss
+            _, reason = max(e.first_failure(args, kwargs) for e in self.entries)
+            if len(self.entries) >= self.cache_size_limit:
+                message = (
+                    f"minitorch.compile: {self.name} hit the recompile limit "
+                    f"(cache_size_limit={self.cache_size_limit}); the last guard that failed: "
+                    f"{reason}. Running it eagerly from now on for new inputs."
+                )
+                if message not in self.recompile_reasons:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                    self.recompile_reasons.append(message)
+                return self.fn(*args, **kwargs)
+            message = f"Recompiling function {self.name}: triggered by the guard failure: {reason}"
+            self.recompile_reasons.append(message)
+            log.info(message)
+        return self._compile(args, kwargs)
+
+    # --- tracing ------------------------------------------------------------------------
+    def _trace(self, args: tuple, kwargs: dict) -> tuple[Graph, Any, list[Break]]:
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        for k, v in kwargs.items():
+            if isinstance(v, Tensor):
+                raise TypeError(
+                    f"minitorch.compile: pass tensors positionally (keyword {k!r} is a tensor)"
+                )
+
+        def program(*tensors: Tensor) -> Any:
+            full = list(args)
+            for i, t in zip(positions, tensors, strict=True):
+                full[i] = t
+            return self.fn(*full, **kwargs)
+
+        names = input_names(self.forward, len(args))
+        attrs = attr_table(self.module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)
+            graph, out, breaks = record(
+                program, [args[i] for i in positions], [names[i] for i in positions], attrs
+            )
+        self.frame_count += 1
+        return graph, out, breaks
+
+    def _guards(self, args: tuple, kwargs: dict, graph: Graph) -> list[Guard]:
+        names = input_names(self.forward, len(args))
+        guards = [grad_mode_guard()]
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                guards += tensor_guards(names[i], i, a)
+            else:
+                guards.append(value_guard(names[i], i, a))
+        for k, v in kwargs.items():
+            guards.append(value_guard(k, k, v))
+        if self.module is not None:
+            guards += module_guards(self.module)
+        guards += constant_guards(graph)
+        return guards
+
+    def _compile(self, args: tuple, kwargs: dict) -> Any:
+        graph, out, breaks = self._trace(args, kwargs)
+        if breaks and self.fullgraph:
+            b = breaks[0]
+            raise RuntimeError(
+                f"minitorch.compile(fullgraph=True): graph break at {b.line}: a tensor was "
+                f"converted to a Python value ({b.kind}), so the function can't be one graph"
+            )
+        self._note_breaks(breaks)
+        root = split_at_breaks(graph, breaks, self.do_optimize)
+        self.entries.append(_Entry(self._guards(args, kwargs, graph), root, graph.tuple_output))
+        return out
+
+    def _note_breaks(self, breaks: list[Break]) -> None:
+        for b in breaks:
+            where = f"{b.line} ({b.kind})"
+            if where not in self.graph_breaks:
+                self.graph_breaks.append(where)
+                log.info("Graph break at %s: a tensor became a Python value", where)
+
+    def _extend(self, entry: _Entry, args: tuple, kwargs: dict) -> Any:
+        """A break outcome not seen before: trace again and graft the new path on."""
+        graph, out, breaks = self._trace(args, kwargs)
+        self._note_breaks(breaks)
+        new = split_at_breaks(graph, breaks, self.do_optimize)
+        old = entry.root
+        while True:
+            if new.ops != old.ops or new.break_ is None or old.break_ is None:
+                break  # the program changed in a way guards did not see: keep eager's answer
+            key = _key(new.break_.result)
+            nxt_new = new.children[key]
+            if key not in old.children:
+                old.children[key] = nxt_new
+                break
+            old, new = old.children[key], nxt_new
+        return out
+
+    # --- running ------------------------------------------------------------------------
+    def _run(self, entry: _Entry, args: tuple, kwargs: dict) -> Any:
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        attrs = self._attrs()
+        env: dict[str, Any] = {}
+        names = input_names(self.forward, len(args))
+        for name, a in zip(names, args, strict=True):
+            if isinstance(a, Tensor):
+                env[name] = a
+        del tensors
+        piece = entry.root
+        while True:
+            outs = run_graph(piece.graph, [env[n] for n in piece.inputs], attrs)
+            env.update(zip(piece.outputs, outs, strict=True))
+            if piece.break_ is None:
+                results = [env[n] for n in piece.final]
+                return tuple(results) if entry.tuple_output else results[0]
+            b = piece.break_
+            outcome = _convert(env[b.value.name], b.kind)
+            child = piece.children.get(_key(outcome))
+            if child is None:
+                return self._extend(entry, args, kwargs)
+            piece = child
+
+    def _attrs(self) -> dict[str, Tensor]:
+        if self.module is None:
+            return {}
+        values = dict(self.module.named_parameters())
+        values.update((k, v) for k, v in self.module.named_buffers() if v is not None)
+        return values
+
+    # --- reporting ----------------------------------------------------------------------
+    def explain(self) -> str:
+        """How many graphs were compiled, where the graph breaks are, why it recompiled."""
+        lines = [
+            f"compiled {self.name}: {len(self.entries)} cache entr"
+            f"{'y' if len(self.entries) == 1 else 'ies'}, traced {self.frame_count} times",
+            f"graph breaks: {len(self.graph_breaks)}",
+        ]
+        lines += [f"  - {b}" for b in self.graph_breaks]
+        lines += [f"recompiles: {len(self.recompile_reasons)}"]
+        lines += [f"  - {r}" for r in self.recompile_reasons]
+        return "\n".join(lines)
+
+    def graphs(self) -> list[Graph]:
+        """The optimized graph of every piece of every cache entry."""
+        out: list[Graph] = []
+
+        def walk(p: Piece) -> None:
+            out.append(p.graph)
+            for c in p.children.values():
+                walk(c)
+
+        for e in self.entries:
+            walk(e.root)
+        return out
+
+
+def compile(  # noqa: A001 - PyTorch's name
+    fn: Any = None,
+    *,
+    fullgraph: bool = False,
+    cache_size_limit: int = 8,
+    optimize: bool = True,
+) -> Any:
+    """Compile a function or Module: trace, optimize and cache a graph per input signature,
+    guarded; graph breaks at data-dependent control flow. Usable as ``@minitorch.compile``
+    or ``@minitorch.compile(fullgraph=True)``."""
+    if fn is None:
+        return lambda f: compile(
+            f, fullgraph=fullgraph, cache_size_limit=cache_size_limit, optimize=optimize
+        )
+    if not callable(fn):
+        raise TypeError(f"minitorch.compile: expected a function or Module, got {type(fn)}")
+    if inspect.isclass(fn):
+        raise TypeError("minitorch.compile: pass a Module instance or a function, not a class")
+    return CompiledFunction(fn, cache_size_limit, fullgraph, optimize)
