@@ -60,6 +60,7 @@ from .dtypes import (
     uint8,
 )
 from .function import Context, Function, Layout, ViewFunction
+from .jit.compile import compile  # noqa: A004 - torch.compile's name
 from .ops import (
     abs,
     add,
