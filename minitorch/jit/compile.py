@@ -289,6 +289,14 @@ class CompiledFunction:
         self.frame_count = 0  # how many times it traced
         functools.update_wrapper(self, self.forward, updated=())
 
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (``parameters()``, ``zero_grad()``, ``eval()``) is the original's,
+        as for the module ``torch.compile`` returns."""
+        fn = self.__dict__.get("fn")
+        if fn is None:
+            raise AttributeError(name)
+        return getattr(fn, name)
+
     def __repr__(self) -> str:
         return f"<compiled {getattr(self.forward, '__qualname__', self.forward)!r}>"
 

@@ -314,6 +314,8 @@ def fuse_elementwise(graph: Graph) -> Graph:
     drop: set[int] = set()
     for number, members in enumerate(groups):
         node = _fused_node(g, members, number, users, graph_outputs)
+        if not node.outputs:
+            continue  # nothing it computes is used: dead code, left for DCE
         replace[id(members[-1])] = node
         drop.update(id(n) for n in members)
     new_nodes = []
