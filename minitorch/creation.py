@@ -14,13 +14,8 @@ from . import backend
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .random import Generator, rng_of
+from .shape import as_size, as_sizes
 from .tensor import Tensor
-
-
-def _sizes(size: tuple) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(int(s) for s in size)
 
 
 def _finish(array: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
@@ -55,9 +50,10 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             raise ValueError(
                 f"tensor: cannot make a tensor from {type(data).__name__}: {err}"
             ) from err
-    if array.dtype == object:
+    if array.dtype == object or array.dtype.kind not in "biuf":
         raise TypeError(
-            f"tensor: cannot make a tensor from data of mixed or unsupported types: {data!r}"
+            f"tensor: cannot make a tensor from data of mixed or unsupported types "
+            f"(numpy makes it {array.dtype}): {data!r:.80}"
         )
     if dtype is None:
         dtype = _infer_dtype(data, array)
@@ -79,6 +75,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with a C-contiguous numpy array (changes show in both)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype.name != "bfloat16" and (
+        array.dtype.kind not in "biuf"
+        or array.dtype.byteorder == ">"
+        or array.dtype.name
+        in (
+            "uint16",
+            "uint32",
+            "uint64",
+            "float128",
+            "longdouble",
+        )
+    ):
+        raise TypeError(
+            f"from_numpy: can't convert a numpy array of dtype {array.dtype.str} "
+            f"({array.dtype.name}); the supported types are: float64, float32, float16, int64, "
+            "int32, int16, int8, uint8 and bool (native byte order)"
+        )
     if not array.flags.c_contiguous:
         raise ValueError(
             f"from_numpy: the array (shape {array.shape}, strides {array.strides}) is not "
@@ -95,18 +108,26 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if np.asarray(fill_value).dtype.kind not in "biuf" or np.ndim(fill_value) != 0:
+        raise TypeError(f"full: fill_value must be a number, got {type(fill_value).__name__}")
     if dtype is None:
         dtype = _infer_dtype(fill_value, np.asarray(fill_value))
-    array = np.full(_sizes((size,)), fill_value)
+    array = np.full(as_sizes((size,), "full"), fill_value)
     return _finish(array, dtype, device, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(_sizes(size), 0.0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full(
+        as_sizes(size, "zeros"), 0.0, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(_sizes(size), 1.0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full(
+        as_sizes(size, "ones"), 1.0, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -115,6 +136,8 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    n = as_size(n, "eye", "n")
+    m = None if m is None else as_size(m, "eye", "m")
     return _finish(np.eye(n, m), dtype or get_default_dtype(), device, False)
 
 
@@ -129,6 +152,18 @@ def arange(
     """``arange(5)`` is 0..4; integers give int64, any float argument gives the default float."""
     if end is None:
         start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
+        if not np.isfinite(v):
+            raise RuntimeError(f"arange: {name} must be finite, got {v}")
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"arange: upper bound and larger bound inconsistent with step sign "
+            f"(start={start}, end={end}, step={step})"
+        )
     array = np.arange(start, end, step)
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
@@ -139,6 +174,7 @@ def arange(
 def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None
 ) -> Tensor:
+    steps = as_size(steps, "linspace", "steps")
     return _finish(np.linspace(start, end, steps), dtype or get_default_dtype(), device, False)
 
 
@@ -150,7 +186,7 @@ def rand(
     requires_grad: bool = False,
 ) -> Tensor:
     """Uniform on [0, 1)."""
-    array = rng_of(generator).random(_sizes(size))
+    array = rng_of(generator).random(as_sizes(size, "rand"))
     return _finish(array, dtype or get_default_dtype(), device, requires_grad)
 
 
@@ -162,7 +198,7 @@ def randn(
     requires_grad: bool = False,
 ) -> Tensor:
     """Standard normal."""
-    array = rng_of(generator).standard_normal(_sizes(size))
+    array = rng_of(generator).standard_normal(as_sizes(size, "randn"))
     return _finish(array, dtype or get_default_dtype(), device, requires_grad)
 
 
@@ -176,11 +212,14 @@ def randint(
     device: Any = None,
 ) -> Tensor:
     """Integers uniform on [low, high)."""
-    array = rng_of(generator).integers(low, high, _sizes((size,)))
+    if not low < high:
+        raise RuntimeError(f"randint: expects low < high, but got low={low}, high={high}")
+    array = rng_of(generator).integers(low, high, as_sizes((size,), "randint"))
     return _finish(array, dtype or int64, device, False)
 
 
 def randperm(n: int, *, generator: Generator | None = None, device: Any = None) -> Tensor:
+    n = as_size(n, "randperm", "n")
     return _finish(rng_of(generator).permutation(n), int64, device, False)
 
 

@@ -287,9 +287,12 @@ class Function:
         ctx = node if node is not None else Context((False,) * len(args))
         try:
             out, raw = cls._compute(ctx, args, kwargs)
-        except (ValueError, TypeError) as err:
+        except (ValueError, TypeError, AttributeError) as err:
             if cls.broadcasting:  # explain a shape mismatch in terms of broadcasting
+                _check_operands(cls.name, args)
                 broadcast_shapes(*(t.shape for t in tensors), op=cls.name)
+            if isinstance(err, AttributeError):
+                raise
             raise RuntimeError(f"{cls.name}: {err} ({describe_inputs(args)})") from err
         if node is not None:
             _connect(node, tensors, out, raw)
@@ -345,6 +348,16 @@ def autocast_inputs(op: str, args: tuple) -> tuple:
     from .amp.autocast_mode import cast_inputs  # the policy builds on the ops: imported late
 
     return cast_inputs(op, args)
+
+
+def _check_operands(op: str, args: tuple) -> None:
+    """An elementwise op takes tensors and numbers: say so when given anything else."""
+    for a in args:
+        if not isinstance(a, (Tensor, int, float, bool, complex)) and not hasattr(a, "dtype"):
+            raise TypeError(
+                f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40}); "
+                "expected a Tensor or a number"
+            )
 
 
 def register_apply_hook(hook: Any) -> RemovableHandle:

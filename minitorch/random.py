@@ -12,6 +12,8 @@ class Generator:
         self.manual_seed(seed)
 
     def manual_seed(self, seed: int) -> Generator:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__} {seed!r}")
         self._seed = int(seed)
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
         return self

@@ -9,6 +9,9 @@ Everything a view does (transpose, expand, slice, view) is a new
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 Shape = tuple[int, ...]
 
@@ -147,3 +150,47 @@ def view_strides(
             chunk_base_stride = strides[d - 1]
             chunk_numel = view_numel = 1
     return tuple(new_strides) if view_d == -1 else None
+
+
+def as_size(value: Any, op: str, what: str = "size", allow_negative: bool = False) -> int:
+    """One size (a dim's length, a count) given by the user, checked: an int, not negative.
+
+    Floats are refused rather than truncated (``zeros(2.5)`` is an error, as in PyTorch);
+    numpy integers and one-element integer tensors count as ints.
+    """
+    if isinstance(value, bool) or not _is_integer(value):
+        raise TypeError(f"{op}: {what} must be an int, but got {type(value).__name__} {value!r}")
+    n = int(value)
+    if n < 0 and not allow_negative:
+        raise RuntimeError(f"{op}: {what} must be non-negative, but got {n}")
+    return n
+
+
+def as_sizes(args: Sequence[Any], op: str, allow_infer: bool = False) -> Shape:
+    """A shape given as ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``, each size checked.
+
+    With ``allow_infer`` one ``-1`` may stand for a size to infer (``view``, ``reshape``).
+    """
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    sizes = []
+    for i, a in enumerate(args):
+        if isinstance(a, bool) or not _is_integer(a):
+            raise TypeError(
+                f"{op}: size must be a tuple of ints, but found element of type "
+                f"{type(a).__name__} ({a!r}) at position {i} in {tuple(args)!r}"
+            )
+        n = int(a)
+        if n < 0 and not (allow_infer and n == -1):
+            raise RuntimeError(f"{op}: negative dimension {n} in size {tuple(args)!r}")
+        sizes.append(n)
+    return tuple(sizes)
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, (int, np.integer)):
+        return True
+    shape = getattr(value, "shape", None)  # a one-element integer tensor or array
+    dtype = getattr(value, "dtype", None)
+    kind = getattr(getattr(dtype, "np", dtype), "kind", None)
+    return shape is not None and kind in ("i", "u") and int(np.prod(shape)) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..creation import empty
+from ..shape import as_size
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -25,12 +26,13 @@ class Conv2d(Module):
         bias: bool = True,
     ):
         super().__init__()
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = F._pair(kernel_size)
+        self.in_channels = as_size(in_channels, "Conv2d", "in_channels")
+        self.out_channels = as_size(out_channels, "Conv2d", "out_channels")
+        self.kernel_size = F._pair(kernel_size, "Conv2d", "kernel_size", least=1)
         self.stride, self.padding, self.dilation = (
-            F._pair(stride),
-            F._pair(padding),
-            F._pair(dilation),
+            F._pair(stride, "Conv2d", "stride", least=1),
+            F._pair(padding, "Conv2d", "padding"),
+            F._pair(dilation, "Conv2d", "dilation", least=1),
         )
         self.weight = Parameter(empty(out_channels, in_channels, *self.kernel_size))
         if bias:
@@ -62,6 +64,9 @@ class Conv2d(Module):
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
+        F._pair(kernel_size, "MaxPool2d", "kernel_size", least=1)
+        F._pair(stride or kernel_size, "MaxPool2d", "stride", least=1)
+        F._pair(padding, "MaxPool2d", "padding")
         self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
 
     def forward(self, x: Tensor) -> Tensor:
@@ -81,7 +86,8 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.num_embeddings = as_size(num_embeddings, "Embedding", "num_embeddings")
+        self.embedding_dim = as_size(embedding_dim, "Embedding", "embedding_dim")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         self.padding_idx = padding_idx

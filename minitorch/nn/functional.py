@@ -16,11 +16,21 @@ from ..backend import array_module_of
 from ..creation import arange, rand, zeros
 from ..function import Context, Function, autocast_inputs
 from ..ops.linalg import matmul_arrays
+from ..shape import as_size
 from ..tensor import Tensor
 
 
-def _pair(value: int | tuple[int, int]) -> tuple[int, int]:
-    return (value, value) if isinstance(value, int) else tuple(value)
+def _pair(
+    value: int | tuple[int, int], op: str = "conv2d", what: str = "kernel_size", least: int = 0
+) -> tuple[int, int]:
+    """``3`` or ``(3, 3)`` as a checked pair of ints, each at least ``least``."""
+    pair = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    if len(pair) != 2:
+        raise ValueError(f"{op}: {what} must be an int or a pair of ints, got {value!r}")
+    checked = tuple(as_size(v, op, what) for v in pair)
+    if any(v < least for v in checked):
+        raise ValueError(f"{op}: {what} must be at least {least}, got {value!r}")
+    return checked
 
 
 # --- activations --------------------------------------------------------------------------
@@ -137,6 +147,13 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     """Rows of ``weight`` picked by integer ``indices`` (any shape)."""
     if indices.dtype.is_floating_point:
         raise TypeError(f"embedding: indices must be integers, got {indices.dtype}")
+    n = weight.shape[0]
+    if indices.numel() and (bool((indices < 0).any()) or bool((indices >= n).any())):
+        bad = [i for i in indices.reshape(-1).tolist() if not 0 <= i < n][:5]
+        raise IndexError(
+            f"embedding: index out of range: got {bad} for a table of {n} embeddings "
+            f"(weight shape {weight.shape}); valid indices are 0 to {n - 1}"
+        )
     out = weight[indices]
     if padding_idx is not None:  # the padding row gives zeros and gets no gradient
         out = out * (indices != padding_idx).unsqueeze(-1).to(weight.dtype)

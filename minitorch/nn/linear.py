@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..creation import empty
+from ..shape import as_size
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -22,7 +23,8 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, dtype=None, device=None
     ):
         super().__init__()
-        self.in_features, self.out_features = in_features, out_features
+        self.in_features = as_size(in_features, "Linear", "in_features")
+        self.out_features = as_size(out_features, "Linear", "out_features")
         self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(empty(out_features, dtype=dtype, device=device))

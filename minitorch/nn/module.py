@@ -104,6 +104,19 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        """Register ``module`` as a child called ``name`` (``None`` keeps an empty slot)."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(
+                f"add_module: {type(module).__name__} ({module!r:.40}) is not a Module subclass"
+            )
+        if not isinstance(name, str):
+            raise TypeError(
+                f"add_module: module name should be a string, got {type(name).__name__}"
+            )
+        if "." in name or name == "":
+            raise KeyError(f'add_module: module name can\'t contain "." or be empty, got {name!r}')
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"add_module: attribute {name!r} already exists")
         self._forget(name)
         self._modules[name] = module
 

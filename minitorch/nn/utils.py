@@ -29,6 +29,8 @@ def clip_grad_norm_(
     ``error_if_nonfinite`` is set; otherwise the gradients are scaled by it (becoming
     NaN), exactly as PyTorch does, so that a training loop can notice and skip the step.
     """
+    if not max_norm >= 0:
+        raise ValueError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm}")
     grads = _grads(parameters)
     if not grads:
         return tensor(0.0)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import as_dtype
-from ..shape import infer_size, normalize_dim, numel, view_strides
+from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
 from .elementwise import (
@@ -69,11 +69,11 @@ from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
 from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
 
 
-def _sizes(args: tuple) -> tuple[int, ...]:
-    """Accept ``f(2, 3)`` as well as ``f((2, 3))`` and ``f([2, 3])``."""
+def _dim_list(args: tuple, op: str) -> tuple[int, ...]:
+    """Dims given as ``f(0, 1)``, ``f((0, 1))`` or ``f([0, 1])``: ints (negative counts back)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(int(s) for s in args[0])
-    return tuple(int(s) for s in args)
+        args = tuple(args[0])
+    return tuple(as_size(d, op, "dim", allow_negative=True) for d in args)
 
 
 # --- elementwise --------------------------------------------------------------------------
@@ -217,8 +217,10 @@ def clone(a: Any) -> Any:
 def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
     if dim is None:
         return None
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(normalize_dim(d, t.ndim, op) for d in dims)
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(
+        normalize_dim(as_size(d, op, "dim", allow_negative=True), t.ndim, op) for d in dims
+    )
 
 
 def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001
@@ -288,19 +290,19 @@ def matmul(a: Any, b: Any) -> Any:
 
 # --- views --------------------------------------------------------------------------------
 def view(t: Any, *shape: Any) -> Any:
-    return View.apply(t, _sizes(shape))
+    return View.apply(t, as_sizes(shape, "view", allow_infer=True))
 
 
 def reshape(t: Any, *shape: Any) -> Any:
     """Like view, but copies when the layout makes a view impossible."""
-    target = infer_size(_sizes(shape), numel(t.shape), "reshape")
+    target = infer_size(as_sizes(shape, "reshape", allow_infer=True), numel(t.shape), "reshape")
     if view_strides(t.shape, t.stride(), target) is None:
         t = clone(t)
     return View.apply(t, target)
 
 
 def permute(t: Any, *dims: Any) -> Any:
-    return Permute.apply(t, _sizes(dims))
+    return Permute.apply(t, _dim_list(dims, "permute"))
 
 
 def transpose(t: Any, dim0: int, dim1: int) -> Any:
@@ -313,7 +315,7 @@ def transpose(t: Any, dim0: int, dim1: int) -> Any:
 
 
 def expand(t: Any, *sizes: Any) -> Any:
-    return Expand.apply(t, _sizes(sizes))
+    return Expand.apply(t, as_sizes(sizes, "expand", allow_infer=True))
 
 
 def broadcast_to(t: Any, shape: Sequence[int]) -> Any:
@@ -400,8 +402,16 @@ def to_backend_index(items: tuple) -> tuple:
 
 # --- joining ------------------------------------------------------------------------------
 def _check_join(tensors: Sequence[Any], op: str) -> None:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a list or tuple of tensors, got {type(tensors).__name__}")
     if len(tensors) == 0:
         raise RuntimeError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"{op}: expected a sequence of Tensors, but element {i} is a "
+                f"{type(t).__name__} ({t!r:.40})"
+            )
 
 
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:

@@ -9,6 +9,7 @@ import numpy as np
 from ..backend import array_module_of as xp
 from ..dtypes import bfloat16, float16
 from ..function import Context, Function
+from ..shape import broadcast_shapes
 from .elementwise import unbroadcast
 
 _HALF = (float16.np, bfloat16.np)
@@ -41,6 +42,14 @@ class MatMul(Function):
                 f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied: the first has "
                 f"{inner_a} columns but the second has {inner_b} rows"
             )
+        if a.ndim > 2 or b.ndim > 2:
+            try:
+                broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
+            except RuntimeError as err:
+                raise RuntimeError(
+                    f"matmul: the batch dims of shapes {a.shape} and {b.shape} "
+                    f"({a.shape[:-2]} and {b.shape[:-2]}) cannot be broadcast together"
+                ) from err
         ctx.shapes = (a.shape, b.shape)
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
