@@ -27,15 +27,14 @@ def _floating(result: Any, a: Any) -> Any:
 
 
 def _promote(result: Any, *inputs: Any) -> Any:
-    """Give a floating result PyTorch's dtype (``minitorch.dtypes.result_type``).
+    """Give the result PyTorch's dtype (``minitorch.dtypes.result_type``) where numpy's differs.
 
-    numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64, and a 0-d
-    float32 array with a float16 one to float32; PyTorch keeps float32, the default float
-    dtype and float16 there.
+    numpy promotes ``int64 * float32`` and ``int_tensor + 0.5`` to float64, a 0-d float32
+    array with a float16 one to float32, and uint8 with a 0-d int8 to int16; PyTorch gives
+    float32, the default float dtype, float16 and uint8. True division of integers gives
+    the default float dtype.
     """
     dt = result.dtype
-    if not is_floating(dt):
-        return result
     first = inputs[0]
     if (
         getattr(first, "dtype", None) is dt
@@ -45,8 +44,9 @@ def _promote(result: Any, *inputs: Any) -> Any:
     ):
         return result
     target = result_type(*inputs)
-    target = target.np if target.is_floating_point else get_default_dtype().np  # int / int
-    return result if dt == target else result.astype(target)
+    if is_floating(dt) and not target.is_floating_point:
+        target = get_default_dtype()  # int / int
+    return result if dt == target.np else result.astype(target.np)
 
 
 def unbroadcast(grad: Any, shape: tuple[int, ...]) -> Any:
