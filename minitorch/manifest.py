@@ -102,6 +102,19 @@ CHAPTERS: tuple[Chapter, ...] = (
             Exercise("03.8", "The training loop", 4),
         ),
     ),
+    Chapter(
+        "07",
+        "gpu",
+        "GPU kernels: the CUDA model, in a simulator and on a GPU",
+        (
+            Exercise("07.1", "The global thread index and the bounds guard", 2),
+            Exercise("07.2", "A strided, broadcasting elementwise kernel", 3),
+            Exercise("07.3", "A shared-memory reduction tree", 4),
+            Exercise("07.4", "Softmax along the last dim", 4),
+            Exercise("07.5", "Tiled matrix multiplication", 5),
+            Exercise("07.6", "A fused elementwise kernel from a graph", 3),
+        ),
+    ),
 )
 
 

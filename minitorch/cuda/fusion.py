@@ -151,7 +151,7 @@ def _address(array: Any) -> int:
 
 
 def _array_module(array: Any) -> Any:
-    if isinstance(array, np.ndarray):
+    if not hasattr(array, "__cuda_array_interface__"):
         return np
     import cupy  # a cupy array: we are on a GPU
 
@@ -185,6 +185,7 @@ def run_steps(steps: list, arrays: list, block: int = 256) -> Any:
     if ninputs != len(arrays):
         raise ValueError(f"fusion: the steps read {ninputs} inputs, but {len(arrays)} were given")
     xp = _array_module(arrays[0])
+    arrays = [xp.asarray(a) for a in arrays]
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     dtype = xp.result_type(*arrays)
     if dtype.kind != "f":

@@ -27,7 +27,7 @@ import operator
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,8 @@ class LaunchStats:
     max_thread_global_reads: int = 0
     max_thread_global_writes: int = 0
     max_thread_shared_reads: int = 0
+    #: argument name -> (elements read, elements written), for each global array
+    array_traffic: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,7 +167,7 @@ class GlobalArray:
     """A kernel argument in global memory: read and written one element at a time."""
 
     __slots__ = ("name", "data", "_shape", "_cstrides", "size", "ndim", "kind", "writers",
-                 "wepochs", "target")  # fmt: skip
+                 "wepochs", "target", "reads", "writes")  # fmt: skip
 
     def __init__(self, name: str, array: np.ndarray) -> None:
         self.name = name
@@ -180,6 +182,7 @@ class GlobalArray:
         self.kind = array.dtype.kind
         self.writers: dict[int, int] = {}
         self.wepochs: dict[int, int] = {}
+        self.reads = self.writes = 0
 
     def __len__(self) -> int:
         return self._shape[0]
@@ -236,6 +239,7 @@ class GlobalArray:
     def __getitem__(self, index: Any) -> Any:
         pos = self._position(index, "read")
         _running().greads[state.tid] += 1
+        self.reads += 1
         return self.data[pos]
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -254,6 +258,7 @@ class GlobalArray:
         self.wepochs[pos] = launch.epoch_id
         self.data[pos] = self._cast(value)
         launch.gwrites[state.tid] += 1
+        self.writes += 1
 
     def _race(self, index: Any, other: int, how: str) -> None:
         launch = _running()
@@ -334,7 +339,7 @@ class SharedArray:
         i = _index(index, self.name)
         if not 0 <= i < self.size:
             raise KernelOutOfBoundsError(
-                f"{where()} {verb} {self.name}[{i}], outside its {self.size} elements"
+                f"{where()} {verb} cell {i} of {self.name}, outside its {self.size} cells"
             )
         return i
 
@@ -345,7 +350,7 @@ class SharedArray:
             self._race(i, self.w_tid[i], "read", "wrote")
         if self.w_epoch[i] < 0:
             raise UninitializedReadError(
-                f"{where()} read {self.name}[{i}] before any thread of its block wrote it "
+                f"{where()} read cell {i} of {self.name} before any thread of its block wrote it "
                 "(shared memory starts as garbage: fill every cell you read, e.g. with 0 past "
                 "the end of the data, and syncthreads() between the writes and the reads)"
             )
@@ -380,7 +385,8 @@ class SharedArray:
             self._race(i, self.w_tid[i], "atomically added to", "wrote")
         if self.w_epoch[i] < 0:
             raise UninitializedReadError(
-                f"{where()} added to {self.name}[{i}] before any thread of its block wrote it"
+                f"{where()} added to cell {i} of {self.name} before any thread of its block "
+                "wrote it"
             )
         self.w_epoch[i] = e
         self.w_tid[i] = _ATOMIC
@@ -398,7 +404,7 @@ class SharedArray:
         else:
             who = where(other).split(" of block")[0]
         raise SharedMemoryRaceError(
-            f"{where()} {did} {self.name}[{i}], which {who} {other_did} since the last "
+            f"{where()} {did} cell {i} of {self.name}, which {who} {other_did} since the last "
             "syncthreads(): a race. Put a syncthreads() between the two accesses (and make "
             "sure every thread of the block reaches it)"
         )
@@ -427,7 +433,7 @@ def shared_memory(dtype: Any, size: Any) -> SharedArray:
                 f"kernel `{launch.name}` asks for {used} bytes of shared memory per block; a "
                 f"block has at most {MAX_SHARED_BYTES}"
             )
-        launch.shared.append(SharedArray(f"shared_memory #{k} ({dt.name}[{size}])", dt, size))
+        launch.shared.append(SharedArray(f"shared array #{k} ({dt.name}[{size}])", dt, size))
     array = launch.shared[k]
     if array.size != size:
         raise KernelLanguageError(
@@ -525,6 +531,7 @@ def launch(func: Any, grid: Any, block: Any, args: tuple, name: str | None = Non
         state.launch = None
     for a in arrays:
         a.write_back()
+        launch.stats.array_traffic[a.name] = (a.reads, a.writes)
     for sink in _recorders:
         sink.append(launch.stats)
     return launch.stats

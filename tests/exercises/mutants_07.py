@@ -1,0 +1,366 @@
+"""Wrong answers to chapter 07's exercises, written the way learners write them.
+
+Each mutant replaces the solution region of one exercise (its text is dedented, then put
+at the region's indentation). ``test_07_gpu_mutants.py`` checks that every one of them
+loses points while the solution keeps full marks.
+"""
+
+AXPY = {
+    "no_bounds_guard": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        out[i] = alpha * x[i] + y[i]
+    """,
+    "guard_off_by_one": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i <= n:
+            out[i] = alpha * x[i] + y[i]
+    """,
+    "thread_index_only": """
+        i = jit.threadIdx.x
+        if i < n:
+            out[i] = alpha * x[i] + y[i]
+    """,
+    "block_index_swapped": """
+        i = jit.threadIdx.x * jit.blockDim.x + jit.blockIdx.x
+        if i < n:
+            out[i] = alpha * x[i] + y[i]
+    """,
+    "forgets_alpha": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            out[i] = x[i] + y[i]
+    """,
+    "delegates_to_numpy": """
+        if jit.blockIdx.x == 0 and jit.threadIdx.x == 0:
+            result = alpha * np.asarray(x) + np.asarray(y)
+            for j in range(n):
+                out[j] = result[j]
+    """,
+    "one_thread_loops": """
+        if jit.blockIdx.x == 0 and jit.threadIdx.x == 0:
+            for j in range(n):
+                out[j] = alpha * x[j] + y[j]
+        if jit.blockIdx.x == 1 and jit.threadIdx.x == 0:
+            for j in range(n):
+                out[j] = alpha * x[j] + y[j]
+    """,
+}
+
+STRIDED = {
+    "first_dim_fastest": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = i
+            pa = a_offset
+            pb = b_offset
+            for d in range(ndim):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "ignores_offsets": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = i
+            pa = 0
+            pb = 0
+            for d in range(ndim - 1, -1, -1):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "assumes_contiguous": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            out[i] = a[a_offset + i] * b[b_offset + i]
+    """,
+    "strides_mixed_up": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = i
+            pa = a_offset
+            pb = b_offset
+            for d in range(ndim - 1, -1, -1):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * a_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "no_bounds_guard": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        rest = i
+        pa = a_offset
+        pb = b_offset
+        for d in range(ndim - 1, -1, -1):
+            k = rest % shape[d]
+            rest = rest // shape[d]
+            pa = pa + k * a_strides[d]
+            pb = pb + k * b_strides[d]
+        out[i] = a[pa] * b[pb]
+    """,
+}
+
+BLOCK_SUM = {
+    "no_zero_padding": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        if i < n:
+            buf[tid] = x[i]
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "no_syncthreads_in_tree": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "syncthreads_inside_if": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "thread_zero_sums_alone": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        jit.syncthreads()
+        if tid == 0:
+            total = 0.0
+            for j in range(BLOCK):
+                total = total + buf[j]
+            partial[jit.blockIdx.x] = total
+    """,
+    "early_return_past_n": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        if i >= n:
+            return
+        buf[tid] = x[i]
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+}
+
+_SOFTMAX_TAIL = """
+    total = 0.0
+    for j in range(tid, ncols, ROW_BLOCK):
+        total = total + jit.exp(x[base + j] - m)
+    buf[tid] = total
+    jit.syncthreads()
+    stride = jit.blockDim.x // 2
+    while stride > 0:
+        if tid < stride:
+            buf[tid] = buf[tid] + buf[tid + stride]
+        jit.syncthreads()
+        stride = stride // 2
+    total = buf[0]
+    for j in range(tid, ncols, ROW_BLOCK):
+        out[base + j] = jit.exp(x[base + j] - m) / total
+"""
+_SOFTMAX_MAX = """
+    buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+    tid = jit.threadIdx.x
+    base = jit.blockIdx.x * ncols
+    m = x[base]
+    for j in range(tid, ncols, ROW_BLOCK):
+        m = max(m, x[base + j])
+    buf[tid] = m
+    jit.syncthreads()
+    stride = jit.blockDim.x // 2
+    while stride > 0:
+        if tid < stride:
+            buf[tid] = max(buf[tid], buf[tid + stride])
+        jit.syncthreads()
+        stride = stride // 2
+    m = buf[0]
+"""
+SOFTMAX = {
+    "no_sync_after_reading_max": _SOFTMAX_MAX + _SOFTMAX_TAIL,
+    "no_max_subtraction": _SOFTMAX_MAX + "    jit.syncthreads()\n    m = 0.0\n" + _SOFTMAX_TAIL,
+    "row_offset_by_block_size": _SOFTMAX_MAX.replace(
+        "base = jit.blockIdx.x * ncols", "base = jit.blockIdx.x * ROW_BLOCK"
+    )
+    + "    jit.syncthreads()\n"
+    + _SOFTMAX_TAIL,
+    "one_thread_per_row": """
+    if jit.threadIdx.x == 0:
+        base = jit.blockIdx.x * ncols
+        m = x[base]
+        for j in range(ncols):
+            m = max(m, x[base + j])
+        total = 0.0
+        for j in range(ncols):
+            total = total + jit.exp(x[base + j] - m)
+        for j in range(ncols):
+            out[base + j] = jit.exp(x[base + j] - m) / total
+    """,
+    "max_of_first_share_only": """
+    buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+    tid = jit.threadIdx.x
+    base = jit.blockIdx.x * ncols
+    m = x[base]
+    for j in range(tid, ncols, ROW_BLOCK):
+        m = max(m, x[base + j])
+    """
+    + _SOFTMAX_TAIL,
+}
+
+_TILE_LOAD = """
+    a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+    b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+    tx = jit.threadIdx.x
+    ty = jit.threadIdx.y
+    row = jit.blockIdx.y * TILE + ty
+    col = jit.blockIdx.x * TILE + tx
+    acc = 0.0
+    for start in range(0, k, TILE):
+        if row < m and start + tx < k:
+            a_tile[ty * TILE + tx] = a[row * k + start + tx]
+        else:
+            a_tile[ty * TILE + tx] = 0.0
+        if start + ty < k and col < n:
+            b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+        else:
+            b_tile[ty * TILE + tx] = 0.0
+        jit.syncthreads()
+        for p in range(TILE):
+            acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+"""
+MATMUL = {
+    "naive": """
+    row = jit.blockIdx.y * jit.blockDim.y + jit.threadIdx.y
+    col = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if row < m and col < n:
+        acc = 0.0
+        for p in range(k):
+            acc = acc + a[row * k + p] * b[p * n + col]
+        out[row * n + col] = acc
+    """,
+    "no_second_syncthreads": _TILE_LOAD
+    + """
+    if row < m and col < n:
+        out[row * n + col] = acc
+    """,
+    "no_zero_fill_at_edges": _TILE_LOAD.replace(
+        "        else:\n            a_tile[ty * TILE + tx] = 0.0\n", ""
+    ).replace("        else:\n            b_tile[ty * TILE + tx] = 0.0\n", "")
+    + """
+        jit.syncthreads()
+    if row < m and col < n:
+        out[row * n + col] = acc
+    """,
+    "no_output_guard": _TILE_LOAD
+    + """
+        jit.syncthreads()
+    out[row * n + col] = acc
+    """,
+    "tile_index_transposed": _TILE_LOAD.replace(
+        "acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]",
+        "acc + a_tile[p * TILE + ty] * b_tile[tx * TILE + p]",
+    )
+    + """
+        jit.syncthreads()
+    if row < m and col < n:
+        out[row * n + col] = acc
+    """,
+}
+
+FUSED = {
+    "operands_swapped": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps):
+        table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+        names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+        lines.append(f"t{k} = " + table[op].format(*reversed(names)))
+    return lines
+    """,
+    "numbered_from_one": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps, start=1):
+        table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+        names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+        lines.append(f"t{k} = " + table[op].format(*names))
+    return lines
+    """,
+    "delegates": """
+    return fusion.fused_lines(steps)
+    """,
+    "numbers_as_names": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps):
+        table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+        names = [v if isinstance(v, str) else "x0" for v in operands]
+        lines.append(f"t{k} = " + table[op].format(*names))
+    return lines
+    """,
+    "drops_unary_ops": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps):
+        names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+        if len(operands) == 1:
+            lines.append(f"t{k} = {names[0]}")
+        else:
+            lines.append(f"t{k} = " + fusion.BINARY[op].format(*names))
+    return lines
+    """,
+}
+
+#: exercise id -> (the function whose solution region is replaced, {name: body}).
+MUTANTS = {
+    "07.1": ("axpy_kernel", AXPY),
+    "07.2": ("strided_mul_kernel", STRIDED),
+    "07.3": ("block_sum_kernel", BLOCK_SUM),
+    "07.4": ("softmax_kernel", SOFTMAX),
+    "07.5": ("matmul_tiled_kernel", MATMUL),
+    "07.6": ("fused_lines", FUSED),
+}

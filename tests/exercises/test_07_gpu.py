@@ -1,0 +1,326 @@
+"""Graded tests for chapter 07 (GPU kernels), run in the kernel simulator.
+
+Each probe launches the learner's kernel on numpy arrays, so it runs in the simulator:
+every thread of every block, with bounds, race, uninitialised-read and barrier checks (a
+kernel that breaks one fails with the simulator's report, naming thread and block). The
+probe returns the output and the launch's memory traffic (``LaunchStats``) as plain data;
+the judges compare with numpy and check the traffic, which tells a tiled kernel from a
+naive one and a cooperative block from one thread doing all the work. Shapes are small
+and never multiples of the block, so edge tiles and bounds guards are always exercised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minitorch.cuda import fusion
+from minitorch.grading import exercise, probe
+
+
+def _launch(kernel, grid, block, *args):
+    """Launch in the simulator; the launch's stats as a dict (with the kernel's check)."""
+    from minitorch.cuda.jit import RawKernel
+
+    if not isinstance(kernel, RawKernel):
+        raise TypeError(
+            f"expected a kernel made with @jit.rawkernel(), got {type(kernel).__name__}"
+        )
+    kernel[grid, block](*args)
+    return kernel.stats.as_dict()
+
+
+def _close(got, expected, what, rtol=1e-4, atol=1e-5):
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == expected.shape, f"{what}: got shape {got.shape}, expected {expected.shape}"
+    if not np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=False):
+        bad = np.argwhere(~np.isclose(got, expected, rtol=rtol, atol=atol))[0]
+        at = tuple(int(i) for i in bad)
+        raise AssertionError(
+            f"{what}: element {at if len(at) > 1 else at[0]} is {got[tuple(bad)]:.6g}, "
+            f"expected {expected[tuple(bad)]:.6g}"
+        )
+
+
+# --- 07.1 global index and bounds guard ----------------------------------------------------
+@probe
+def axpy(nb, alpha, x, y, threads, blocks):
+    out = np.zeros_like(x)
+    stats = _launch(nb.axpy_kernel, blocks, threads, alpha, x, y, out, x.size)
+    return out, stats
+
+
+def _axpy_case(run, n, threads, extra_blocks=0):
+    x = run.rng.standard_normal(n).astype(np.float32)
+    y = run.rng.standard_normal(n).astype(np.float32)
+    alpha = float(np.round(run.rng.uniform(-3, 3), 2))
+    blocks = (n + threads - 1) // threads + extra_blocks
+    out, stats = run(axpy, alpha, x, y, threads, blocks)
+    what = f"axpy_kernel[{blocks}, {threads}] with n={n}"
+    _close(out, alpha * x.astype(np.float64) + y, what)
+    assert stats["global_writes"] == n, (
+        f"{what} wrote {stats['global_writes']} elements, expected each of the {n} once"
+    )
+
+
+# catches: no `if i < n` guard (reads past the end), `<=` instead of `<`, an index from
+# threadIdx.x alone (blocks overwrite each other), forgetting alpha or y, calling numpy
+@exercise("07.1")
+def test_axpy_with_a_partial_last_block(run):
+    _axpy_case(run, 37, 16)
+    _axpy_case(run, int(run.rng.integers(50, 200)), 32)
+
+
+# catches: a guard against the block size or the grid size instead of n
+@exercise("07.1")
+def test_axpy_with_more_blocks_than_needed(run):
+    _axpy_case(run, 20, 8, extra_blocks=2)
+    _axpy_case(run, 1, 4)
+
+
+# --- 07.2 strided broadcasting elementwise ---------------------------------------------------
+@probe
+def strided_mul(nb, a, b, shape, a_strides, b_strides, a_offset, b_offset, threads):
+    n = int(np.prod(shape))
+    out = np.zeros(n, dtype=np.float32)
+    blocks = (n + threads - 1) // threads
+    args = (a, b, out, np.asarray(shape, dtype=np.int64))
+    args += (np.asarray(a_strides, dtype=np.int64), np.asarray(b_strides, dtype=np.int64))
+    _launch(nb.strided_mul_kernel, blocks, threads, *args, a_offset, b_offset, len(shape), n)
+    return out
+
+
+def _strided_case(run, shape, permute, broadcast_dims):
+    """a: a permuted, offset view of a bigger storage; b: broadcast along some dims."""
+    ndim = len(shape)
+    rng = run.rng
+    # a is stored contiguously in the order `permute`, starting at an offset
+    stored_shape = tuple(shape[p] for p in permute)
+    a_offset = int(rng.integers(0, 5))
+    storage = rng.standard_normal(a_offset + int(np.prod(stored_shape)) + 3).astype(np.float32)
+    stored = storage[a_offset : a_offset + int(np.prod(stored_shape))].reshape(stored_shape)
+    a_view = np.transpose(stored, np.argsort(permute))
+    a_strides = [s // 4 for s in a_view.strides]
+    b_shape = tuple(1 if d in broadcast_dims else shape[d] for d in range(ndim))
+    b_offset = int(rng.integers(0, 3))
+    b_storage = rng.standard_normal(b_offset + int(np.prod(b_shape))).astype(np.float32)
+    b_arr = b_storage[b_offset:].reshape(b_shape)
+    b_strides = [0 if d in broadcast_dims else s // 4 for d, s in enumerate(b_arr.strides)]
+    expected = (a_view.astype(np.float64) * b_arr).reshape(-1)
+    got = run(strided_mul, storage, b_storage, list(shape), a_strides, b_strides, a_offset,
+              b_offset, 32)  # fmt: skip
+    _close(got, expected, f"strided_mul_kernel on shape {shape} (a permuted by {permute}, "
+           f"b broadcast along dims {sorted(broadcast_dims)})")  # fmt: skip
+
+
+# catches: unravelling the first dim fastest, ignoring the offsets, assuming contiguous
+# inputs (i instead of the strided position), mixing up a's and b's strides
+@exercise("07.2")
+def test_strided_mul_of_a_transposed_view(run):
+    _strided_case(run, (3, 5), (1, 0), set())
+    _strided_case(run, (2, 3, 4), (2, 0, 1), set())
+
+
+# catches: ignoring stride 0 (broadcast dims), a missing bounds guard, 1-d edge cases
+@exercise("07.2")
+def test_strided_mul_with_broadcasting(run):
+    _strided_case(run, (4, 6), (0, 1), {0})
+    _strided_case(run, (3, 2, 5), (1, 2, 0), {1, 2})
+    _strided_case(run, (7,), (0,), set())
+    dims = int(run.rng.integers(2, 5))
+    shape = tuple(int(s) for s in run.rng.integers(1, 5, size=dims))
+    _strided_case(run, shape, tuple(int(p) for p in run.rng.permutation(dims)), {0})
+
+
+# --- 07.3 block reduction tree --------------------------------------------------------------
+@probe
+def block_sums(nb, x):
+    block = nb.BLOCK
+    blocks = max((x.size + block - 1) // block, 1)
+    partial = np.zeros(blocks, dtype=np.float32)
+    stats = _launch(nb.block_sum_kernel, blocks, block, x, partial, x.size)
+    return partial, stats, block
+
+
+def _block_sum_case(run, n):
+    x = run.rng.standard_normal(n).astype(np.float32)
+    partial, stats, block = run(block_sums, x)
+    padded = np.zeros(len(partial) * block)
+    padded[:n] = x
+    _close(partial, padded.reshape(-1, block).sum(axis=1), f"block_sum_kernel with n={n}", 1e-4)
+    return stats, block
+
+
+# catches: no 0.0 for threads past n (reads uninitialised shared memory), no syncthreads
+# inside the tree (a race), a syncthreads only some threads reach, a wrong partial index
+@exercise("07.3")
+def test_block_sums_with_a_ragged_end(run):
+    _block_sum_case(run, 150)
+    _block_sum_case(run, int(run.rng.integers(2, 64)))
+
+
+# catches: thread 0 adding up the whole block alone (no tree), a tree on global memory
+@exercise("07.3")
+def test_the_sum_is_a_tree(run):
+    stats, block = _block_sum_case(run, 200)
+    steps = int(math.log2(block))
+    assert stats["barriers"] >= steps, (
+        f"the block passed {stats['barriers']} syncthreads(); a tree over {block} threads "
+        f"needs one per step ({steps} steps)"
+    )
+    assert stats["max_thread_shared_reads"] <= 2 * steps + 2, (
+        f"one thread read shared memory {stats['max_thread_shared_reads']} times; in a tree "
+        f"each thread reads at most 2 cells per step ({2 * steps} for {steps} steps)"
+    )
+    assert stats["global_reads"] <= 200, (
+        f"the kernel read global memory {stats['global_reads']} times for 200 elements: "
+        "load each element once into shared memory and reduce there"
+    )
+
+
+# --- 07.4 softmax -----------------------------------------------------------------------------
+@probe
+def softmax_rows(nb, x):
+    rows, ncols = x.shape
+    out = np.zeros_like(x)
+    stats = _launch(nb.softmax_kernel, rows, nb.ROW_BLOCK, x.reshape(-1), out.reshape(-1), ncols)
+    return out, stats, nb.ROW_BLOCK
+
+
+def _softmax_reference(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+# catches: a row offset other than blockIdx.x * ncols, columns past ncols (bounds),
+# rows shorter than the block, a missing max-tree or sum-tree syncthreads (races)
+@exercise("07.4")
+def test_softmax_rows_of_any_length(run):
+    for ncols in (1, 5, 32, 77):
+        x = run.rng.standard_normal((3, ncols)).astype(np.float32) * 3
+        out, _, _ = run(softmax_rows, x)
+        _close(out, _softmax_reference(x), f"softmax_kernel on shape {x.shape}", 1e-4, 1e-6)
+
+
+# catches: not subtracting the row max (exp overflows to inf and the row becomes nan)
+@exercise("07.4")
+def test_softmax_of_large_values(run):
+    x = (run.rng.standard_normal((2, 40)) * 400).astype(np.float32)
+    x[1, 3] = 1000.0
+    out, _, _ = run(softmax_rows, x)
+    _close(out, _softmax_reference(x), "softmax_kernel on values up to 1000", 1e-4, 1e-6)
+
+
+# catches: one thread computing the whole row, no syncthreads between reading the max
+# and reusing the shared cells for the sums (a race)
+@exercise("07.4")
+def test_softmax_threads_share_the_row(run):
+    x = run.rng.standard_normal((2, 200)).astype(np.float32)
+    out, stats, block = run(softmax_rows, x)
+    _close(out, _softmax_reference(x), "softmax_kernel on shape (2, 200)", 1e-4, 1e-6)
+    share = math.ceil(200 / block)
+    assert stats["max_thread_global_reads"] <= 3 * share + 3, (
+        f"one thread read {stats['max_thread_global_reads']} elements of a 200-column row; "
+        f"with {block} threads per row each reads about {share} per pass (3 passes)"
+    )
+
+
+# --- 07.5 tiled matmul ------------------------------------------------------------------------
+@probe
+def tiled_matmul(nb, a, b):
+    m, k = a.shape
+    n = b.shape[1]
+    tile = nb.TILE
+    out = np.zeros((m, n), dtype=np.float32)
+    grid = ((n + tile - 1) // tile, (m + tile - 1) // tile)
+    args = (a.reshape(-1), b.reshape(-1), out.reshape(-1), m, n, k)
+    stats = _launch(nb.matmul_tiled_kernel, grid, (tile, tile), *args)
+    return out, stats, tile
+
+
+def _matmul_case(run, m, n, k):
+    a = run.rng.standard_normal((m, k)).astype(np.float32)
+    b = run.rng.standard_normal((k, n)).astype(np.float32)
+    out, stats, tile = run(tiled_matmul, a, b)
+    _close(out, a.astype(np.float64) @ b, f"matmul_tiled_kernel for ({m}, {k}) @ ({k}, {n})")
+    return stats, tile
+
+
+# catches: no 0.0 where a tile sticks out past an edge (uninitialised reads or wrong sums),
+# no guard on the final write, rows and columns swapped, a missing syncthreads (races)
+@exercise("07.5")
+def test_tiled_matmul_with_edge_tiles(run):
+    _matmul_case(run, 19, 13, 23)
+    _matmul_case(run, 1, 9, 17)
+    m, n, k = (int(v) for v in run.rng.integers(2, 20, size=3))
+    _matmul_case(run, m, n, k)
+
+
+# catches: a naive kernel (reads a and b from global memory k times per output element)
+@exercise("07.5")
+def test_tiled_matmul_reads_each_tile_once(run):
+    m, n, k = 24, 16, 40
+    stats, tile = _matmul_case(run, m, n, k)
+    tiles = math.ceil(m / tile) * math.ceil(n / tile) * math.ceil(k / tile)
+    bound = 2 * tiles * tile * tile
+    assert stats["global_reads"] <= bound, (
+        f"the kernel read global memory {stats['global_reads']} times; with {tile} x {tile} "
+        f"tiles in shared memory it needs at most {bound} (a naive kernel reads {2 * m * n * k})"
+    )
+
+
+# --- 07.6 fused kernel from a graph -----------------------------------------------------------
+@probe
+def fused(nb, steps, arrays):
+    steps = [tuple(step) for step in steps]
+    original = fusion.fused_lines
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("fused_lines called minitorch's own fusion.fused_lines")
+
+    fusion.fused_lines = refuse
+    try:
+        lines = nb.fused_lines(steps)
+    finally:
+        fusion.fused_lines = original
+    lines = [str(line) for line in lines]
+    kernel = fusion.compile_lines(lines, len(arrays))
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    out = fusion.launch_fused(kernel, list(arrays), shape, np.float64, block=32)
+    return lines, out, kernel.stats.as_dict()
+
+
+def _fused_case(run, steps, shapes):
+    arrays = [run.rng.uniform(0.5, 2.0, size=s) for s in shapes]
+    lines, out, stats = run(fused, [list(s) for s in steps], arrays)
+    assert len(lines) == len(steps), f"fused_lines gave {len(lines)} lines for {len(steps)} steps"
+    for k, line in enumerate(lines):
+        assert line.replace(" ", "").startswith(f"t{k}="), (
+            f"line {k} is {line!r}; it should assign t{k}"
+        )
+    _close(out, fusion.reference(steps, arrays), f"the fused kernel of {steps}", 1e-6, 1e-9)
+    return stats
+
+
+# catches: operands swapped in sub/div, results numbered from 1, a step's op looked up in
+# the wrong table, numbers written as something other than a float literal
+@exercise("07.6")
+def test_fused_lines_compute_the_graph(run):
+    _fused_case(run, [("mul", "x0", "x1"), ("exp", "t0"), ("add", "t1", 1.0)], [(3, 4), (4,)])
+    _fused_case(run, [("sub", "x1", "x0"), ("div", "t0", "x0"), ("neg", "t1")], [(5,), (5,)])
+    _fused_case(run, [("sub", 2.5, "x0"), ("relu", "t0"), ("maximum", "t1", 0.25)], [(2, 3)])
+
+
+# catches: a fused node that loses a step, sigmoid/tanh/sqrt/log spelled wrong, delegating
+# to minitorch's fusion.fused_lines
+@exercise("07.6")
+def test_fused_lines_one_kernel_one_pass(run):
+    steps = [("mul", "x0", 3.0), ("sigmoid", "t0"), ("tanh", "x1"), ("add", "t1", "t2"),
+             ("sqrt", "t3"), ("log", "t4"), ("minimum", "t5", "x0")]  # fmt: skip
+    stats = _fused_case(run, steps, [(4, 3), (3,)])
+    assert stats["global_writes"] == 12, (
+        f"the fused kernel wrote {stats['global_writes']} elements; one per output (12) "
+        "means no intermediate went to memory"
+    )
