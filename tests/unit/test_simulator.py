@@ -1,0 +1,172 @@
+"""The kernel simulator runs launches faithfully and reports planted bugs by thread and block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch as mt
+from minitorch.cuda import jit, simulator
+from minitorch.cuda.errors import (
+    BarrierDivergenceError,
+    GlobalMemoryRaceError,
+    KernelLanguageError,
+    KernelOutOfBoundsError,
+    LaunchConfigError,
+    SharedMemoryRaceError,
+    UninitializedReadError,
+)
+
+
+@jit.rawkernel()
+def record_ids(out, n):
+    i = jit.grid(1)
+    if i < n:
+        out[i, 0] = jit.threadIdx.x
+        out[i, 1] = jit.blockIdx.x
+        out[i, 2] = jit.blockDim.x
+        out[i, 3] = jit.gridDim.x
+
+
+def test_every_thread_of_every_block_runs_with_its_ids():
+    out = np.full((10, 4), -1, dtype=np.int64)
+    record_ids[3, 4](out, 10)
+    i = np.arange(10)
+    np.testing.assert_array_equal(out, np.stack([i % 4, i // 4, [4] * 10, [3] * 10], axis=1))
+    assert record_ids.stats.threads == 12
+
+
+@jit.rawkernel()
+def no_guard(a, out):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    out[i] = a[i]
+
+
+def test_out_of_bounds_names_the_thread_and_block():
+    with pytest.raises(KernelOutOfBoundsError, match=r"thread 2 of block 2 .* read a\[10\]"):
+        no_guard[3, 4](np.zeros(10), np.zeros(10))
+
+
+@jit.rawkernel()
+def negative_index(a, out):
+    out[0] = a[jit.threadIdx.x - 1]
+
+
+def test_a_negative_index_is_out_of_bounds_not_wrapped():
+    with pytest.raises(KernelOutOfBoundsError, match=r"read a\[-1\]"):
+        negative_index[1, 1](np.zeros(3), np.zeros(1))
+
+
+def _tree(with_barrier: bool, pad: bool):
+    @jit.rawkernel()
+    def tree(x, out, n):
+        buf = jit.shared_memory(jit.float64, 8)
+        t = jit.threadIdx.x
+        if t < n:
+            buf[t] = x[t]
+        elif pad:
+            buf[t] = 0.0
+        jit.syncthreads()
+        stride = 4
+        while stride > 0:
+            if t < stride:
+                buf[t] = buf[t] + buf[t + stride]
+            if with_barrier:
+                jit.syncthreads()
+            stride = stride // 2
+        if t == 0:
+            out[0] = buf[0]
+
+    return tree
+
+
+def test_a_barrier_orders_the_threads_of_a_block():
+    out = np.zeros(1)
+    _tree(True, True)[1, 8](np.arange(8.0), out, 8)
+    assert out[0] == 28.0
+
+
+def test_a_missing_barrier_is_a_race():
+    with pytest.raises(SharedMemoryRaceError, match="thread 1 of block 0 .* cell 1 of shared"):
+        _tree(False, True)[1, 8](np.arange(8.0), np.zeros(1), 8)
+
+
+def test_reading_unwritten_shared_memory_is_reported():
+    with pytest.raises(UninitializedReadError, match="read cell 5 of shared array #0"):
+        _tree(True, False)[1, 8](np.arange(8.0), np.zeros(1), 5)
+
+
+@jit.rawkernel()
+def early_exit(x, n):
+    buf = jit.shared_memory(jit.float32, 4)
+    t = jit.threadIdx.x
+    if t < n:
+        buf[t] = 1.0
+        jit.syncthreads()
+        x[t] = buf[t]
+
+
+def test_a_barrier_that_some_threads_skip_is_reported():
+    with pytest.raises(
+        BarrierDivergenceError, match="thread 3 of block 0 .* finished without reaching"
+    ):
+        early_exit[1, 4](np.zeros(4, dtype=np.float32), 3)
+
+
+@jit.rawkernel()
+def everyone_writes_zero(out):
+    out[0] = jit.threadIdx.x
+
+
+@jit.rawkernel()
+def atomic_count(out):
+    jit.atomic_add(out, 0, 1)
+
+
+def test_two_threads_writing_one_element_race_unless_atomic():
+    with pytest.raises(GlobalMemoryRaceError, match=r"thread 1 of block 0 .* wrote out\[0\]"):
+        everyone_writes_zero[1, 4](np.zeros(1, dtype=np.int64))
+    out = np.zeros(1, dtype=np.int64)
+    atomic_count[3, 5](out)
+    assert out[0] == 15 and atomic_count.stats.atomics == 15
+
+
+@jit.rawkernel()
+def uses_numpy(a, out):
+    out[0] = np.sum(a)
+
+
+@jit.rawkernel()
+def whole_array(a, out):
+    out[0] = a
+
+
+def test_library_calls_and_whole_arrays_are_refused():
+    with pytest.raises(KernelLanguageError, match="uses `np.sum` from numpy"):
+        uses_numpy[1, 1](np.ones(3), np.zeros(1))
+    with pytest.raises(KernelLanguageError, match="one element"):
+        whole_array[1, 1](np.ones(3), np.zeros(1))
+
+
+def test_launch_limits_are_cudas():
+    with pytest.raises(LaunchConfigError, match="at most 1024"):
+        record_ids[1, 2048](np.zeros((1, 4), dtype=np.int64), 1)
+    with pytest.raises(LaunchConfigError, match="grid"):
+        record_ids[0, 4](np.zeros((1, 4), dtype=np.int64), 1)
+    with pytest.raises(TypeError, match="launched, not called"):
+        record_ids(np.zeros((1, 4)), 1)
+    with pytest.raises(RuntimeError, match="inside a kernel"):
+        _ = jit.threadIdx.x
+
+
+def test_recording_collects_every_launch():
+    with simulator.recording() as launches:
+        record_ids[2, 4](np.zeros((8, 4), dtype=np.int64), 8)
+        record_ids[1, 4](np.zeros((4, 4), dtype=np.int64), 4)
+    assert [s.threads for s in launches] == [8, 4]
+    assert launches[0].array_traffic["out"] == (0, 32)
+
+
+def test_cuda_namespace_keeps_torch_names():
+    assert mt.cuda.is_available() is mt.backend.get("cuda").is_available()
+    assert isinstance(mt.cuda.device_count(), int)
