@@ -103,6 +103,21 @@ CHAPTERS: tuple[Chapter, ...] = (
         ),
     ),
     Chapter(
+        "06",
+        "ddp",
+        "Distributed data parallel: collectives by hand, DDP on real engines",
+        (
+            Exercise("06.1", "Ring reduce-scatter over send/recv", 3),
+            Exercise("06.2", "Ring all-gather", 2),
+            Exercise("06.3", "Ring all-reduce and its traffic", 2),
+            Exercise("06.4", "DistributedSampler's share of an epoch", 3),
+            Exercise("06.5", "Bucket assignment in reverse order", 3),
+            Exercise("06.6", "A bucket filled by post-accumulate-grad hooks", 3),
+            Exercise("06.7", "Averaging gradients over ranks", 2),
+            Exercise("06.8", "Gradient accumulation with no_sync", 3),
+        ),
+    ),
+    Chapter(
         "07",
         "gpu",
         "GPU kernels: the CUDA model, in a simulator and on a GPU",

@@ -1,0 +1,512 @@
+"""Graded tests for chapter 06 (collectives and data parallel training, by hand).
+
+The *probes* run the learner's code where it would run for real: the ring functions on N
+simulated ranks (threads linked by queues, ``minitorch.distributed.simulate``), the bucket
+inside a real backward pass, gradient averaging on a simulated group, and ``no_sync``
+accumulation on a real ``DistributedDataParallel``. They return plain data: results, and
+what each rank sent (the ring's traffic tells the ring from a naive exchange). The
+*judges* draw the inputs and compare with the reference in the grader's process. While
+the learner's code runs, minitorch's own version of the piece is blocked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+
+import minitorch
+import minitorch.distributed as dist
+import minitorch.nn.functional as F
+from minitorch import nn, optim
+from minitorch.grading import exercise, probe
+
+
+# --- helpers -------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _blocked(nb, what, *targets):
+    """While the learner's code runs, make minitorch's own ``what`` fail with a hint.
+
+    ``targets`` are ``(owner, attribute)`` pairs; notebook globals bound to the same
+    objects (``from minitorch.distributed import shard_indices``) are blocked too.
+    """
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(
+            f"your code called minitorch's own {what}, which this exercise asks you to write"
+        )
+
+    saved = [(owner, name, getattr(owner, name)) for owner, name in targets]
+    originals = [original for _, _, original in saved]
+    namespace = nb._globals
+    aliases = [(k, v) for k, v in namespace.items() if any(v is o for o in originals)]
+    try:
+        for owner, name, _ in saved:
+            setattr(owner, name, refuse)
+        for k, _ in aliases:
+            namespace[k] = refuse
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+        for k, v in aliases:
+            namespace[k] = v
+
+
+def _ring_targets():
+    import minitorch.distributed.backends.local as local
+    import minitorch.distributed.ring as ring
+
+    names = ("ring_reduce_scatter", "ring_all_gather", "ring_all_reduce")
+    return [(m, n) for m in (ring, dist, local) for n in names if hasattr(m, n)]
+
+
+def _ring_run(nb, name, world_size, inputs):
+    """Run the learner's ``name`` on ``world_size`` simulated ranks; results and traffic."""
+    from minitorch.distributed.simulate import run_ring
+
+    fn = getattr(nb, name)
+    with _blocked(nb, "ring collectives", *_ring_targets()):
+        results, traffic = run_ring(fn, world_size, [tuple(a) for a in inputs], timeout=2.0)
+    return results, traffic.sent, traffic.unreceived
+
+
+def _close(got, expected, what):
+    got = np.asarray(got, dtype=np.float64) if not isinstance(got, np.ndarray) else got
+    assert got.shape == np.shape(expected), (
+        f"{what}: got shape {got.shape}, expected {np.shape(expected)}"
+    )
+    if not np.allclose(got, expected, rtol=1e-9, atol=1e-9):
+        raise AssertionError(f"{what}: got {np.round(got, 4)}, expected {np.round(expected, 4)}")
+
+
+def _chunk_lengths(run, n):
+    """Different lengths, so a wrong chunk index shows in the traffic too."""
+    return [int(k) for k in run.rng.permutation(np.arange(1, n + 1))]
+
+
+# --- 06.1 ring reduce-scatter --------------------------------------------------------------
+@probe
+def reduce_scatter(nb, world_size, chunks):
+    results, sent, unreceived = _ring_run(
+        nb, "ring_reduce_scatter", world_size, [(c,) for c in chunks]
+    )
+    return [[np.asarray(c, dtype=np.float64) for c in r] for r in results], sent, unreceived
+
+
+def _check_reduce_scatter(run, n):
+    lengths = _chunk_lengths(run, n)
+    chunks = [[run.rng.standard_normal(k).round(3) for k in lengths] for _ in range(n)]
+    results, sent, unreceived = run(reduce_scatter, n, chunks)
+    for r in range(n):
+        owned = (r + 1) % n
+        total = sum(chunks[q][owned] for q in range(n))
+        _close(
+            results[r][owned], total, f"{n} ranks: rank {r}'s chunk {owned} after reduce-scatter"
+        )
+    for r in range(n):
+        expected = [lengths[(r - s) % n] for s in range(n - 1)]
+        assert sent[r] == expected, (
+            f"{n} ranks: rank {r} sent chunks of {sent[r]} elements, expected the chunks "
+            f"(rank - step) % N, of {expected} elements: one chunk per step, N - 1 steps"
+        )
+    assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
+
+
+@exercise("06.1")
+def test_reduce_scatter_two_ranks(run):
+    # catches: replacing instead of adding; a wrong chunk index; N steps instead of N - 1
+    _check_reduce_scatter(run, 2)
+
+
+@exercise("06.1")
+def test_reduce_scatter_more_ranks(run):
+    # catches: (rank + step) for (rank - step); an owner off by one; sending the whole list
+    for n in (3, 5):
+        _check_reduce_scatter(run, n)
+
+
+# --- 06.2 ring all-gather ------------------------------------------------------------------
+@probe
+def all_gather(nb, world_size, chunks):
+    results, sent, unreceived = _ring_run(nb, "ring_all_gather", world_size, [(c,) for c in chunks])
+    return [[np.asarray(c, dtype=np.float64) for c in r] for r in results], sent, unreceived
+
+
+def _check_all_gather(run, n):
+    lengths = _chunk_lengths(run, n)
+    owned = [run.rng.standard_normal(k).round(3) for k in lengths]  # chunk j's final value
+    chunks = [
+        [owned[j] if j == (r + 1) % n else np.full(lengths[j], np.nan) for j in range(n)]
+        for r in range(n)
+    ]
+    results, sent, unreceived = run(all_gather, n, chunks)
+    for r in range(n):
+        assert len(results[r]) == n, f"{n} ranks: rank {r} returned {len(results[r])} chunks"
+        for j in range(n):
+            _close(results[r][j], owned[j], f"{n} ranks: rank {r}'s chunk {j} after all-gather")
+    for r in range(n):
+        assert len(sent[r]) == n - 1, f"{n} ranks: rank {r} sent {len(sent[r])} messages, not N - 1"
+    assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
+
+
+@exercise("06.2")
+def test_all_gather_two_ranks(run):
+    # catches: storing into the wrong index; sending a chunk not yet received (NaN)
+    _check_all_gather(run, 2)
+
+
+@exercise("06.2")
+def test_all_gather_more_ranks(run):
+    # catches: sending chunk (rank - step) instead of (rank + 1 - step); N steps
+    for n in (3, 4):
+        _check_all_gather(run, n)
+
+
+# --- 06.3 ring all-reduce ------------------------------------------------------------------
+@probe
+def all_reduce(nb, world_size, arrays):
+    results, sent, unreceived = _ring_run(nb, "ring_all_reduce", world_size, [(a,) for a in arrays])
+    return [np.asarray(r) for r in results], sent, unreceived
+
+
+def _check_all_reduce(run, n, shape):
+    arrays = [run.rng.standard_normal(shape).round(3) for _ in range(n)]
+    results, sent, unreceived = run(all_reduce, n, arrays)
+    for r in range(n):
+        _close(results[r], sum(arrays), f"{n} ranks, shape {shape}: rank {r}'s all-reduce")
+    size = int(np.prod(shape))
+    ring = 2 * (n - 1) * math.ceil(size / n)
+    for r in range(n):
+        assert len(sent[r]) == 2 * (n - 1) and sum(sent[r]) <= ring, (
+            f"{n} ranks, {size} elements: rank {r} sent {len(sent[r])} messages of "
+            f"{sum(sent[r])} elements in all; the ring sends 2(N-1) = {2 * (n - 1)} chunks of "
+            f"about n/N elements ({ring} at most)"
+        )
+    assert unreceived == [0] * n, f"messages left unreceived: {unreceived}"
+
+
+@exercise("06.3")
+def test_all_reduce_matrix(run):
+    # catches: only reduce-scatter (no all-gather); the result not reshaped; np.split
+    _check_all_reduce(run, 3, (4, 5))
+
+
+@exercise("06.3")
+def test_all_reduce_uneven_sizes_and_ranks(run):
+    # catches: a naive exchange of whole arrays (too much traffic); sizes that don't divide
+    _check_all_reduce(run, 4, (7,))
+    _check_all_reduce(run, 2, (3, 1, 3))
+
+
+# --- 06.4 DistributedSampler's share --------------------------------------------------------
+@probe
+def shards(nb, indices, num_replicas, drop_last):
+    import minitorch.distributed.sampler as sampler
+
+    targets = [
+        (sampler, "shard_indices"),
+        (dist, "shard_indices"),
+        (dist, "DistributedSampler"),
+        (sampler, "DistributedSampler"),
+    ]
+    with _blocked(nb, "DistributedSampler / shard_indices", *targets):
+        return [
+            [int(i) for i in nb.shard(list(indices), num_replicas, r, drop_last)]
+            for r in range(num_replicas)
+        ]
+
+
+def _check_shards(run, n, replicas, drop_last):
+    indices = [int(i) for i in run.rng.permutation(100)[:n]]
+    got = run(shards, indices, replicas, drop_last)
+    for r in range(replicas):
+        expected = dist.shard_indices(indices, replicas, r, drop_last)
+        assert got[r] == expected, (
+            f"shard({n} indices, num_replicas={replicas}, rank={r}, drop_last={drop_last}) "
+            f"returned {got[r]}, expected {expected} (from the indices {indices})"
+        )
+
+
+@exercise("06.4")
+def test_shard_divides_evenly(run):
+    # catches: contiguous blocks instead of every N-th index; starting at the wrong rank
+    _check_shards(run, 12, 3, False)
+
+
+@exercise("06.4")
+def test_shard_pads_by_repeating_the_front(run):
+    # catches: no padding (ranks get different counts); padding with the last index
+    _check_shards(run, 10, 4, False)
+    _check_shards(run, 2, 5, False)  # padding longer than the list
+
+
+@exercise("06.4")
+def test_shard_drop_last_cuts_the_tail(run):
+    # catches: drop_last ignored; cutting a whole extra round
+    _check_shards(run, 11, 3, True)
+    _check_shards(run, 9, 3, True)
+
+
+# --- 06.5 bucket assignment ----------------------------------------------------------------
+@probe
+def buckets(nb, sizes, cap):
+    import minitorch.distributed.buckets as bucket_module
+
+    targets = [(bucket_module, "assign_buckets"), (dist, "assign_buckets")]
+    with _blocked(nb, "assign_buckets", *targets):
+        return [[int(i) for i in b] for b in nb.assign_buckets(list(sizes), cap)]
+
+
+def _check_buckets(run, sizes, cap):
+    got = run(buckets, sizes, cap)
+    expected = dist.assign_buckets(sizes, cap)
+    assert got == expected, f"assign_buckets({sizes}, {cap}) returned {got}, expected {expected}"
+
+
+@exercise("06.5")
+def test_buckets_from_the_last_parameter(run):
+    # catches: walking from the first parameter; an empty bucket at the end
+    _check_buckets(run, [4, 4, 4, 4, 4], 8)
+    _check_buckets(run, [int(s) for s in run.rng.integers(1, 9, size=9)], 12)
+
+
+@exercise("06.5")
+def test_bucket_closes_once_it_reaches_the_cap(run):
+    # catches: closing before adding the parameter that crosses the cap; > instead of >=
+    _check_buckets(run, [3, 5, 3, 5], 8)
+    _check_buckets(run, [2, 100, 2, 2, 7], 6)
+
+
+# --- 06.6 a bucket filled by post-accumulate-grad hooks -----------------------------------------
+def _bucket_model():
+    minitorch.manual_seed(3)
+    return nn.Sequential(nn.Linear(5, 6), nn.Tanh(), nn.Linear(6, 4), nn.Tanh(), nn.Linear(4, 3))
+
+
+def _bucket_inputs(seed):
+    rng = np.random.default_rng(seed)
+    return [minitorch.from_numpy(rng.standard_normal((3, 5)).astype(np.float32)) for _ in range(2)]
+
+
+_BUCKET_PARAMS = (3, 4, 5)  # 2.bias, then the last layer: not the order they arrive in
+
+
+@probe
+def bucket_events(nb, seed):
+    """Two backward passes (no zero_grad between): what was launched, and when."""
+    model = _bucket_model()
+    params = list(model.parameters())
+    events = []
+    bucket = nb.GradBucket(
+        [params[i] for i in _BUCKET_PARAMS],
+        lambda buffer: events.append(("launch", np.array(buffer, dtype=np.float64, copy=True))),
+    )
+    params[0].register_post_accumulate_grad_hook(lambda p: events.append(("first layer", None)))
+    for x in _bucket_inputs(seed):
+        model(x).pow(2).sum().backward()
+        events.append(("end", None))
+    del bucket
+    return events
+
+
+def _expected_buffers(seed):
+    model = _bucket_model()
+    params = list(model.parameters())
+    out = []
+    for x in _bucket_inputs(seed):
+        model(x).pow(2).sum().backward()
+        out.append(np.concatenate([params[i].grad.numpy().ravel() for i in _BUCKET_PARAMS]))
+    return out
+
+
+@exercise("06.6")
+def test_bucket_launches_once_per_backward_with_the_gradients(run):
+    # catches: launching at every hook; no reset for the next backward; a wrong layout
+    seed = int(run.rng.integers(1000))
+    events = run(bucket_events, seed)
+    launches = [e[1] for e in events if e[0] == "launch"]
+    expected = _expected_buffers(seed)
+    assert len(launches) == 2, (
+        f"launch was called {len(launches)} times in two backward passes; call it once per "
+        "pass, when the last parameter of the bucket has its gradient (then start counting again)"
+    )
+    _close(launches[0], expected[0], "the buffer launched in the first backward")
+
+
+@exercise("06.6")
+def test_bucket_uses_the_accumulated_gradient(run):
+    # catches: a tensor hook (the incoming gradient) instead of the accumulated .grad
+    seed = int(run.rng.integers(1000))
+    launches = [e[1] for e in run(bucket_events, seed) if e[0] == "launch"]
+    expected = _expected_buffers(seed)
+    assert len(launches) == 2, f"launch was called {len(launches)} times in two backward passes"
+    _close(launches[1], expected[1], "the second backward's buffer (no zero_grad between)")
+
+
+@exercise("06.6")
+def test_bucket_launches_while_backward_runs(run):
+    # catches: launching at the end of backward (queue_callback) instead of when full
+    order = [e[0] for e in run(bucket_events, 7)]
+    first = order.index("launch") if "launch" in order else len(order)
+    assert first < order.index("first layer"), (
+        f"events in order: {order}; the bucket holds the last layer's parameters, so it is "
+        "full (and must launch) before backward reaches the first layer"
+    )
+
+
+# --- 06.7 averaging gradients -------------------------------------------------------------
+class _Frozen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        minitorch.manual_seed(11)
+        self.body = nn.Linear(4, 3)
+        self.head = nn.Linear(3, 2)
+        self.unused = nn.Linear(2, 2)  # gets no gradient
+        self.scale = nn.Parameter(minitorch.ones(2))
+        self.scale.requires_grad_(False)  # frozen
+
+    def forward(self, x):
+        return self.head(self.body(x).tanh()) * self.scale
+
+
+def _rank_batch(rank, seed):
+    rng = np.random.default_rng(seed + rank)
+    return minitorch.from_numpy(rng.standard_normal((rank + 2, 4)).astype(np.float32))
+
+
+def _rank_grads(rank, seed):
+    model = _Frozen()
+    model(_rank_batch(rank, seed)).pow(2).mean().backward()
+    return model, [None if p.grad is None else p.grad.numpy().copy() for p in model.parameters()]
+
+
+@probe
+def averaged(nb, world_size, seed):
+    from minitorch.distributed.simulate import run_group
+
+    # the replicas are built one after another: the random init is not thread-safe
+    models = [_rank_grads(rank, seed)[0] for rank in range(world_size)]
+
+    def one_rank(model, rank, n, all_reduce):
+        nb.average_gradients(list(model.parameters()), all_reduce, n)
+        return [
+            None if p.grad is None else p.grad.detach().numpy().copy() for p in model.parameters()
+        ]
+
+    results, _ = run_group(one_rank, world_size, [(m,) for m in models], timeout=2.0)
+    return results
+
+
+def _check_average(run, n):
+    seed = int(run.rng.integers(1000))
+    got = run(averaged, n, seed)
+    per_rank = [_rank_grads(r, seed)[1] for r in range(n)]
+    names = [name for name, _ in _Frozen().named_parameters()]
+    for r in range(n):
+        for k, name in enumerate(names):
+            if per_rank[0][k] is None:
+                assert got[r][k] is None, f"rank {r}: {name} had no gradient, and must keep None"
+                continue
+            mean = sum(g[k] for g in per_rank) / n
+            assert got[r][k] is not None, f"rank {r}: {name}.grad is None after averaging"
+            if not np.allclose(got[r][k], mean, rtol=1e-5, atol=1e-6):
+                raise AssertionError(
+                    f"{n} ranks: rank {r}'s {name}.grad is not the average of the ranks' "
+                    f"gradients (off by up to {np.abs(got[r][k] - mean).max():.3g})"
+                )
+
+
+@exercise("06.7")
+def test_average_two_ranks(run):
+    # catches: summing without dividing; dividing twice; failing on a None gradient
+    _check_average(run, 2)
+
+
+@exercise("06.7")
+def test_average_four_ranks(run):
+    # catches: dividing by something other than world_size; averaging the parameters
+    _check_average(run, 4)
+
+
+# --- 06.8 no_sync accumulation ------------------------------------------------------------
+def _accum_model():
+    minitorch.manual_seed(5)
+    return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+def _accum_data(seed, k):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((4 * k, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 4 * k)
+    return x, y
+
+
+@probe
+def accumulate(nb, seed, k):
+    import minitorch.distributed.ddp as ddp_module
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    dist.init_process_group(init_method="tcp://127.0.0.1:29500", rank=0, world_size=1)
+    calls = []
+    real = ddp_module.all_reduce
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    ddp_module.all_reduce = counting
+    try:
+        model = dist.DistributedDataParallel(_accum_model(), bucket_cap_mb=0.0001)
+        opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+        x, y = _accum_data(seed, k)
+        micro = [
+            (minitorch.from_numpy(x[i * 4 : (i + 1) * 4]), minitorch.tensor(y[i * 4 : (i + 1) * 4]))
+            for i in range(k)
+        ]
+        loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
+        params = [p.detach().numpy().copy() for p in model.module.parameters()]
+        return float(loss), params, len(calls), len(model.bucket_indices)
+    finally:
+        ddp_module.all_reduce = real
+        dist.destroy_process_group()
+
+
+def _full_batch_step(seed, k):
+    model = _accum_model()
+    opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    x, y = _accum_data(seed, k)
+    loss = F.cross_entropy(model(minitorch.from_numpy(x)), minitorch.tensor(y))
+    loss.backward()
+    opt.step()
+    return loss.item(), [p.detach().numpy().copy() for p in model.parameters()]
+
+
+@exercise("06.8")
+def test_accumulation_equals_the_full_batch_step(run):
+    # catches: losses not divided by k; zero_grad per micro-batch; a step per micro-batch
+    seed, k = int(run.rng.integers(1000)), 3
+    loss, params, _, _ = run(accumulate, seed, k)
+    want_loss, want = _full_batch_step(seed, k)
+    assert abs(loss - want_loss) < 1e-5, (
+        f"returned loss {loss:.6f}, the full batch's is {want_loss:.6f}"
+    )
+    for got, expected in zip(params, want, strict=True):
+        if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+            raise AssertionError(
+                "the parameters after the step differ from one step on the full batch "
+                f"(by up to {np.abs(got - expected).max():.3g})"
+            )
+
+
+@exercise("06.8")
+def test_only_the_last_backward_all_reduces(run):
+    # catches: no no_sync (an all-reduce per micro-batch); no_sync on the last one too
+    seed = int(run.rng.integers(1000))
+    _, _, calls, buckets_ = run(accumulate, seed, 4)
+    assert calls == buckets_, (
+        f"{calls} bucket all-reduces for 4 micro-batches; with no_sync() around all but the "
+        f"last there is one per bucket ({buckets_})"
+    )
