@@ -103,6 +103,20 @@ CHAPTERS: tuple[Chapter, ...] = (
         ),
     ),
     Chapter(
+        "05",
+        "jit",
+        "Tracing and scripting: an IR, passes, save/load and compile",
+        (
+            Exercise("05.1", "Record an op into the graph", 3),
+            Exercise("05.2", "The interpreter's loop", 3),
+            Exercise("05.3", "Dead-code elimination", 3),
+            Exercise("05.4", "Constant folding", 3),
+            Exercise("05.5", "Common-subexpression elimination", 3),
+            Exercise("05.6", "Group elementwise chains for fusion", 4),
+            Exercise("05.7", "The guard check", 3),
+        ),
+    ),
+    Chapter(
         "06",
         "ddp",
         "Distributed data parallel: collectives by hand, DDP on real engines",

@@ -34,6 +34,7 @@ from ..autograd import enable_grad
 from ..autograd import grad as autograd_grad
 from ..function import Context, Function
 from ..tensor import Tensor
+from .interpreter import _reads
 from .ir import Graph, Node, Value
 from .ops import ELEMENTWISE, is_pure
 from .passes import mutated_values
@@ -351,16 +352,6 @@ def _stable_topological_order(nodes: list[Node], available: set[Value]) -> list[
     if waiting:
         raise RuntimeError("fuse_elementwise: could not order the fused graph (a cycle)")
     return done
-
-
-def _reads(node: Node) -> list[Value]:
-    """What a node reads, including values its sub-blocks use from outside."""
-    reads = list(node.inputs)
-    for b in node.blocks:
-        inner = set(b.inputs) | {v for n in b.walk() for v in n.outputs}
-        reads += [v for n in b.walk() for v in n.inputs if v not in inner]
-        reads += [v for v in b.outputs if v not in inner]
-    return reads
 
 
 def _fused_node(g: Graph, members: list[Node], number: int, users: dict, graph_outputs: set):

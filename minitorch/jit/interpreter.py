@@ -41,15 +41,58 @@ def run_graph(graph: Graph, inputs: Sequence[Any], attrs: Mapping[str, Any] | No
 
 
 def run_block(block: Block, env: dict[Value, Any], attrs: Mapping[str, Any]) -> list[Any]:
-    """Run a block's nodes in order, writing each result into ``env``; its outputs' values."""
-    for node in block.nodes:
+    """Run a block's nodes in order, writing each result into ``env``; its outputs' values.
+
+    A value is dropped from ``env`` after its last use, as eager Python drops a temporary:
+    otherwise every intermediate of the graph stays alive until the end, and fresh memory
+    for each op costs more than the op.
+    """
+    frees = _frees(block)
+    for node, dead in zip(block.nodes, frees, strict=True):
         results = run_node(node, env, attrs)
         outs = node.outputs
         if len(outs) == 1:
             env[outs[0]] = results
         elif outs:
             env.update(zip(outs, results, strict=True))
+        for v in dead:
+            env.pop(v, None)
     return [env[v] for v in block.outputs]
+
+
+def _frees(block: Block) -> list[list[Value]]:
+    """For each node, the values of this block whose last use it is (cached per block)."""
+    key = tuple(map(id, block.nodes)) + tuple(map(id, block.outputs))
+    cached = getattr(block, "_free_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    defined = set(block.inputs) | {v for n in block.nodes for v in n.outputs}
+    keep = set(block.outputs)
+    last: dict[Value, int] = {}
+    for i, node in enumerate(block.nodes):
+        for v in node.outputs:
+            last.setdefault(v, i)  # never used: dropped right away
+        for v in _reads(node):
+            if v in defined:
+                last[v] = i
+    for v in block.inputs:
+        last.setdefault(v, 0)
+    frees: list[list[Value]] = [[] for _ in block.nodes]
+    for v, i in last.items():
+        if v not in keep and frees:
+            frees[i].append(v)
+    block._free_cache = (key, frees)
+    return frees
+
+
+def _reads(node: Node) -> list[Value]:
+    """What a node reads, including what its sub-blocks read from outside them."""
+    reads = list(node.inputs)
+    for b in node.blocks:
+        inner = set(b.inputs) | {v for n in b.walk() for v in n.outputs}
+        reads += [v for n in b.walk() for v in n.inputs if v not in inner]
+        reads += [v for v in b.outputs if v not in inner]
+    return reads
 
 
 def run_node(node: Node, env: dict[Value, Any], attrs: Mapping[str, Any]) -> Any:

@@ -1,0 +1,520 @@
+"""Graded tests for chapter 05 (jit).
+
+Probes build graphs with the real tracer, run the learner's piece on them, and return the
+result as plain data: a graph as a list of ``(op, input names, output names)`` tuples
+(plus the constants it holds), tensors as arrays. Judges compare with the package's own
+pass (or, for grouping and guards, a reference written here) in the grader's process.
+While a probe runs, the package's implementation of the piece under test is switched off,
+so an answer that hands the work to ``minitorch.jit`` fails with a message saying so.
+"""
+
+import contextlib
+import threading
+
+import numpy as np
+
+import minitorch as mt
+from minitorch import jit, nn
+from minitorch.function import register_apply_hook
+from minitorch.grading import exercise, probe
+from minitorch.jit import fusion, interpreter, passes
+from minitorch.jit.compile import grad_mode_guard, tensor_guards, value_guard
+from minitorch.jit.ir import format_arg
+from minitorch.jit.tracer import Tracer, input_names, record
+
+
+@contextlib.contextmanager
+def refusing(*functions):
+    """Make minitorch's own implementations raise while the learner's code runs."""
+    saved = []
+    for fn in functions:
+        namespace: dict = {}
+        message = (
+            f"your answer calls minitorch's own {fn.__module__}.{fn.__qualname__}: "
+            "write this piece yourself"
+        )
+        exec(f"def stub(*args, **kwargs):\n    raise AssertionError({message!r})", namespace)
+        saved.append((fn, fn.__code__))
+        fn.__code__ = namespace["stub"].__code__
+    try:
+        yield
+    finally:
+        for fn, code in saved:
+            fn.__code__ = code
+
+
+# --- programs the probes trace ------------------------------------------------------------
+CAPTURED = mt.tensor([1.0, 2.0, 3.0])
+WEIGHT = mt.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+
+def chain(x, y):
+    return ((x * y + 1.0).tanh() - y).sum(dim=1)
+
+
+def two_outputs(x, y):
+    values, indices = x.max(dim=1)
+    return values + y.sum(), indices
+
+
+def joined(x, y):
+    return mt.cat([x, y], dim=0).relu() * CAPTURED
+
+
+def sliced(x, y):
+    return x[0:1, ::2] * y[1:, 1:] + WEIGHT[:2]
+
+
+def dead_code(x, y):
+    unused = (x.exp() * 2).sum()  # noqa: F841 - a dead chain
+    keep = x + y
+    CAPTURED.add_(0.0)  # an in-place write: never dead
+    also_unused = keep.tanh()  # noqa: F841
+    return keep * 3
+
+
+def constants(x, y):
+    folded = (CAPTURED + 1.0) * 2.0  # constants only: folds
+    grad_path = WEIGHT * 2.0  # requires grad: must stay
+    return x * folded + grad_path + CAPTURED.exp().sum()
+
+
+def repeats(x, y):
+    a = x * y
+    b = x * y  # the same as a
+    c = (a + 1.0).exp()
+    d = (b + 1.0).exp()  # the same as c, once b is a
+    e = x * 2
+    f = x * 2.0  # 2 and 2.0: the same numbers, but kept apart
+    rows, cols = mt.cat([x, y], dim=0), mt.cat([x, y], dim=1)  # differ only in a keyword
+    return c + d + e + f, a - b, b, rows, cols
+
+
+def gelu_block(x, y):
+    h = x * y
+    inner = 0.7978845608 * (h + 0.044715 * h * h * h)
+    return 0.5 * h * (1.0 + inner.tanh())
+
+
+def cycle_risk(x, y):
+    a = (x * 2.0).exp()  # group A
+    s = a.sum(dim=1, keepdim=True)  # not elementwise, depends on A
+    b = a / s  # reads A and s: joining A would loop
+    return (b - 1.0).relu() + y, s.sqrt()  # a lone sqrt: a group of one, not fused
+
+
+def layer_norm(x, y):
+    mean = x.mean(dim=1, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(dim=1, keepdim=True)
+    return centred / (var + 1e-5).sqrt() * y + 1.0
+
+
+PROGRAMS = {
+    f.__name__: f
+    for f in (
+        chain,
+        two_outputs,
+        joined,
+        sliced,
+        dead_code,
+        constants,
+        repeats,
+        gelu_block,
+        cycle_risk,
+        layer_norm,
+    )  # fmt: skip
+}
+
+
+def _inputs(seed, shapes):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def _trace(name, arrays):
+    fn = PROGRAMS[name]
+    return jit.trace(fn, tuple(mt.tensor(a) for a in arrays)).graph
+
+
+def describe(graph):
+    """A graph as plain data: (op, args as text, output names and shapes) per node."""
+    nodes = []
+    for n in graph.nodes:
+        args = [format_arg(a) for a in n.args] + [
+            f"{k}={format_arg(v)}" for k, v in n.kwargs.items()
+        ]
+        outs = [(v.name, v.dtype, v.shape) for v in n.outputs]
+        nodes.append((n.op, tuple(args), tuple(outs)))
+    return {"nodes": nodes, "outputs": [v.name for v in graph.outputs]}
+
+
+def _same_graph(got, expected, what):
+    assert isinstance(got, dict) and "nodes" in got, f"{what}: returned {got!r}, not a graph"
+    g_nodes, e_nodes = [tuple(n) for n in got["nodes"]], [tuple(n) for n in expected["nodes"]]
+    for i, (g, e) in enumerate(zip(g_nodes, e_nodes, strict=False)):
+        assert g == e, (
+            f"{what}: node {i} is {g[0]}{g[1]} -> {g[2]}, expected {e[0]}{e[1]} -> {e[2]}"
+        )
+    assert len(g_nodes) == len(e_nodes), (
+        f"{what}: {len(g_nodes)} nodes, expected {len(e_nodes)} "
+        f"(ops {[n[0] for n in g_nodes]} vs {[n[0] for n in e_nodes]})"
+    )
+    assert list(got["outputs"]) == list(expected["outputs"]), (
+        f"{what}: the graph returns {got['outputs']}, expected {expected['outputs']}"
+    )
+
+
+# --- 05.1 record an op ----------------------------------------------------------------------
+class _LearnerTracer(Tracer):
+    def __init__(self, nb, attrs):
+        super().__init__(attrs)
+        self.nb = nb
+
+    def on_apply(self, cls, args, kwargs, out):
+        if threading.get_ident() == self.thread:
+            self.nb.record(self, cls, args, kwargs, out)
+
+
+@probe
+def learner_trace(nb, name, arrays):
+    inputs = [mt.tensor(a) for a in arrays]
+    tracer = _LearnerTracer(nb, {})
+    for t, n in zip(inputs, input_names(PROGRAMS[name], len(inputs)), strict=True):
+        tracer.add_input(t, n)
+    with refusing(Tracer.on_apply, record):
+        handle = register_apply_hook(tracer.on_apply)
+        try:
+            out = PROGRAMS[name](*inputs)
+        finally:
+            handle.remove()
+    tracer.set_outputs(out)
+    for n in tracer.graph.nodes:  # the node runs what it recorded
+        if n.op not in ("constant", "get_attr"):
+            assert n.target is not None, f"node {n.op} has no target"
+    return describe(tracer.graph)
+
+
+def _reference_trace(name, arrays):
+    inputs = [mt.tensor(a) for a in arrays]
+    graph, _, _ = record(PROGRAMS[name], inputs, input_names(PROGRAMS[name], len(inputs)), {})
+    return describe(graph)
+
+
+def _record_case(run, name, shapes):
+    arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
+    got = run(learner_trace, name, arrays)
+    _same_graph(got, _reference_trace(name, arrays), f"tracing {name}")
+
+
+# catches: op names from the class name ("Mul"), outputs never bound (later ops see
+# constants), keyword arguments dropped, one-output ops only
+@exercise("05.1")
+def test_record_a_chain_of_ops(run):
+    _record_case(run, "chain", [(2, 3), (2, 3)])
+    _record_case(run, "joined", [(2, 3), (1, 3)])
+
+
+# catches: ops with two outputs (max(dim)) recorded as one, captured tensors not mapped,
+# slices and scalars changed on the way, delegating to the package's tracer
+@exercise("05.1")
+def test_record_multi_output_and_captured_tensors(run):
+    _record_case(run, "two_outputs", [(3, 4), (2,)])
+    _record_case(run, "sliced", [(2, 4), (2, 3)])
+
+
+# --- 05.2 the interpreter's loop ------------------------------------------------------------
+class _Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x, y):
+        return (self.fc(x) * CAPTURED[:1]).tanh() + y.sum()
+
+
+@probe
+def interpret(nb, name, arrays):
+    mt.manual_seed(0)
+    fn = _Tiny() if name == "module" else PROGRAMS[name]
+    inputs = [mt.tensor(a, requires_grad=True) for a in arrays]
+    traced = jit.trace(fn, tuple(inputs))
+    attrs = traced.attr_values()
+    with refusing(interpreter.run_graph, interpreter.run_block, interpreter.run_node):
+        outs = nb.run_nodes(traced.graph, inputs, attrs)
+    outs = list(outs)
+    floats = [o for o in outs if o.dtype.is_floating_point]
+    sum(o.sum() for o in floats).backward()
+    return {
+        "outputs": [np.array(o.detach().numpy(), copy=True) for o in outs],
+        "grads": [None if t.grad is None else t.grad.numpy().copy() for t in inputs],
+    }
+
+
+def _eager(name, arrays):
+    mt.manual_seed(0)
+    fn = _Tiny() if name == "module" else PROGRAMS[name]
+    inputs = [mt.tensor(a, requires_grad=True) for a in arrays]
+    outs = fn(*inputs)
+    outs = list(outs) if isinstance(outs, tuple) else [outs]
+    sum(o.sum() for o in outs if o.dtype.is_floating_point).backward()
+    return [o.detach().numpy() for o in outs], [t.grad.numpy() for t in inputs]
+
+
+def _interpret_case(run, name, shapes):
+    arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
+    got = run(interpret, name, arrays)
+    outs, grads = _eager(name, arrays)
+    assert isinstance(got, dict) and len(got["outputs"]) == len(outs), (
+        f"run_nodes on {name} returned {len(got['outputs'])} outputs, expected {len(outs)}"
+    )
+    for i, (g, e) in enumerate(zip(got["outputs"], outs, strict=True)):
+        assert np.allclose(g, e, rtol=1e-5, atol=1e-6), f"{name}: output {i} is {g}, expected {e}"
+    for i, (g, e) in enumerate(zip(got["grads"], grads, strict=True)):
+        assert g is not None, f"{name}: no gradient reached input {i}: run every node with apply"
+        assert np.allclose(g, e, rtol=1e-4, atol=1e-6), f"{name}: gradient of input {i} differs"
+
+
+# catches: arguments not looked up in env, constants or get_attr not handled, no gradient
+# (running under no_grad or on raw arrays)
+@exercise("05.2")
+def test_interpreter_runs_a_module_graph(run):
+    _interpret_case(run, "module", [(2, 3), (2,)])
+    _interpret_case(run, "chain", [(3, 2), (3, 2)])
+
+
+# catches: several outputs of one node not unpacked, graph outputs in the wrong order,
+# delegating to the package's interpreter
+@exercise("05.2")
+def test_interpreter_unpacks_multi_output_nodes(run):
+    _interpret_case(run, "two_outputs", [(3, 4), (2,)])
+    _interpret_case(run, "repeats", [(2, 2), (2, 2)])
+
+
+# --- passes: one probe shape for all three ----------------------------------------------------
+_PASSES = {
+    "eliminate_dead_code": (passes.eliminate_dead_code, passes._dce_block),
+    "fold_constants": (passes.fold_constants, passes._fold_block),
+    "eliminate_common_subexpressions": (
+        passes.eliminate_common_subexpressions,
+        passes._cse_block,
+    ),
+}
+
+
+@probe
+def run_pass(nb, pass_name, name, arrays):
+    graph = _trace(name, arrays)
+    before = describe(graph)
+    with refusing(*_PASSES[pass_name]):
+        new = getattr(nb, pass_name)(graph)
+    assert describe(graph) == before, f"{pass_name} changed the graph it was given: copy it"
+    jit.lint(new)
+    result = jit.run_graph(new, [mt.tensor(a) for a in arrays])
+    result = list(result) if isinstance(result, tuple) else [result]
+    return {"graph": describe(new), "values": [r.detach().numpy().copy() for r in result]}
+
+
+def _pass_case(run, pass_name, name, shapes):
+    arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
+    got = run(run_pass, pass_name, name, arrays)
+    graph = _trace(name, arrays)
+    expected = describe(_PASSES[pass_name][0](graph))
+    _same_graph(got["graph"], expected, f"{pass_name} on {name}")
+    ref = jit.run_graph(graph, [mt.tensor(a) for a in arrays])
+    ref = list(ref) if isinstance(ref, tuple) else [ref]
+    for g, e in zip(got["values"], ref, strict=True):
+        assert np.allclose(g, e.detach().numpy(), rtol=1e-5), f"{name}: the result changed"
+
+
+# catches: a single forward walk (a dead chain survives), removing in-place writes,
+# changing the graph it was given
+@exercise("05.3")
+def test_dce_removes_dead_chains_and_keeps_writes(run):
+    _pass_case(run, "eliminate_dead_code", "dead_code", [(2, 3), (2, 3)])
+
+
+# catches: removing graph outputs' producers, delegating to the package's pass
+@exercise("05.3")
+def test_dce_keeps_what_outputs_need(run):
+    _pass_case(run, "eliminate_dead_code", "two_outputs", [(3, 4), (2,)])
+    _pass_case(run, "eliminate_dead_code", "chain", [(2, 2), (2, 2)])
+
+
+# catches: folding through a tensor that requires grad, folding get_attr or inputs,
+# folding only one step of a chain
+@exercise("05.4")
+def test_folding_evaluates_constant_chains(run):
+    _pass_case(run, "fold_constants", "constants", [(2, 3), (1,)])
+
+
+# catches: folding nodes that read graph inputs, delegating to the package's pass
+@exercise("05.4")
+def test_folding_leaves_input_dependent_nodes(run):
+    _pass_case(run, "fold_constants", "chain", [(2, 2), (2, 2)])
+    _pass_case(run, "fold_constants", "joined", [(2, 3), (1, 3)])
+
+
+# catches: inputs not rewritten before the lookup (the second-level duplicate survives),
+# graph outputs left pointing at removed nodes
+@exercise("05.5")
+def test_cse_merges_duplicates_and_their_users(run):
+    _pass_case(run, "eliminate_common_subexpressions", "repeats", [(2, 2), (2, 2)])
+
+
+# catches: merging nodes whose constants differ in type (2 vs 2.0) or value, merging
+# constant nodes, delegating to the package's pass
+@exercise("05.5")
+def test_cse_keeps_different_nodes_apart(run):
+    _pass_case(run, "eliminate_common_subexpressions", "constants", [(2, 3), (1,)])
+    _pass_case(run, "eliminate_common_subexpressions", "chain", [(2, 2), (2, 2)])
+
+
+# --- 05.6 grouping for fusion -----------------------------------------------------------------
+@probe
+def groups(nb, name, arrays):
+    graph = passes.eliminate_common_subexpressions(_trace(name, arrays))
+    with refusing(fusion.group_elementwise):
+        found = nb.group_elementwise(graph)
+    return [[n.outputs[0].name for n in group] for group in found]
+
+
+_ELEMENTWISE = {"add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "tanh",
+                "sigmoid", "relu", "maximum", "minimum", "abs"}  # fmt: skip
+
+
+def _reference_groups(graph):
+    def fusible(node):
+        out = node.outputs[0] if len(node.outputs) == 1 else None
+        return (node.op in _ELEMENTWISE and out is not None and out.shape is not None
+                and all(v.dtype == out.dtype for v in node.inputs))  # fmt: skip
+
+    group_of, depends, found = {}, {}, []
+    for node in graph.nodes:
+        deps = set().union(*(depends.get(v, set()) for v in node.inputs))
+        chosen = None
+        if fusible(node):
+            for v in node.inputs:
+                g = group_of.get(v)
+                if g is None or found[g][0].outputs[0].shape != node.outputs[0].shape:
+                    continue
+                others = [u for u in node.inputs if group_of.get(u) != g]
+                if not any(g in depends.get(u, set()) for u in others):
+                    chosen = g
+                    break
+            if chosen is None:
+                chosen = len(found)
+                found.append([])
+            found[chosen].append(node)
+        for v in node.outputs:
+            group_of[v] = chosen if chosen is not None else group_of.get(v)
+            depends[v] = deps | ({chosen} if chosen is not None else set())
+    return [[n.outputs[0].name for n in g] for g in found if len(g) >= 2]
+
+
+def _group_case(run, name, shapes):
+    arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
+    got = run(groups, name, arrays)
+    graph = passes.eliminate_common_subexpressions(_trace(name, arrays))
+    expected = _reference_groups(graph)
+    assert isinstance(got, list), f"group_elementwise returned {got!r}, not a list of groups"
+    got = [list(g) for g in got]
+    assert got == expected, f"on {name}: groups {got}, expected {expected}"
+
+
+# catches: one group per node, singleton groups kept, groups out of graph order
+@exercise("05.6")
+def test_groups_of_a_gelu_chain(run):
+    _group_case(run, "gelu_block", [(2, 3), (2, 3)])
+    _group_case(run, "chain", [(2, 3), (2, 3)])
+
+
+# catches: ignoring shapes (a (n, 1) chain fused with (n, d) ops), no cycle check through a
+# non-elementwise node, delegating to the package's fusion pass
+@exercise("05.6")
+def test_groups_respect_shapes_and_cycles(run):
+    _group_case(run, "layer_norm", [(3, 4), (4,)])
+    _group_case(run, "cycle_risk", [(2, 3), (2, 3)])
+
+
+# --- 05.7 the guard check ---------------------------------------------------------------------
+def _make_arg(desc):
+    if desc[0] == "tensor":
+        _, shape, dtype, grad = desc
+        t = mt.zeros(*shape, dtype=getattr(mt, dtype))
+        return t.requires_grad_() if grad else t
+    return desc[1]
+
+
+@probe
+def guard_results(nb, cases):
+    out = []
+    with refusing(tensor_guards, value_guard, grad_mode_guard):
+        for spec, args, grad_enabled in cases:
+            out.append(nb.first_failed_guard(spec, [_make_arg(a) for a in args], grad_enabled))
+    return out
+
+
+def _spec(grad=True):
+    return {
+        "grad_enabled": grad,
+        "args": [
+            {
+                "name": "x",
+                "kind": "tensor",
+                "shape": (4, 8),
+                "dtype": "float32",
+                "requires_grad": False,
+            },  # fmt: skip
+            {"name": "n", "kind": "value", "value": 3},
+        ],
+    }
+
+
+_OK = [("tensor", (4, 8), "float32", False), ("value", 3)]
+
+
+def _guard_cases(run, cases):
+    got = run(guard_results, [(spec, args, grad) for spec, args, grad, _ in cases])
+    assert isinstance(got, list) and len(got) == len(cases), f"got {got!r}"
+    for (_, args, grad, expected), g in zip(cases, got, strict=True):
+        call = f"first_failed_guard(spec, {args}, grad_enabled={grad})"
+        if expected is None:
+            assert g is None, f"{call} returned {g!r}, but every guard holds"
+            continue
+        assert isinstance(g, str), f"{call} returned {g!r}, expected a message about {expected}"
+        words = expected if isinstance(expected, tuple) else (expected,)
+        for w in words:
+            assert w in g, f"{call} returned {g!r}: it should mention {w!r}"
+
+
+# catches: a guard that fails on equal inputs, checking only the shape, size mismatches
+# without the index
+@exercise("05.7")
+def test_guards_on_tensors(run):
+    k = int(run.rng.integers(5, 9))
+    _guard_cases(run, [
+        (_spec(), _OK, True, None),
+        (_spec(), [("tensor", (k, 8), "float32", False), ("value", 3)], True,
+         ("'x'", "size mismatch at index 0")),
+        (_spec(), [("tensor", (4, k + 1), "float32", False), ("value", 3)], True,
+         ("'x'", "size mismatch at index 1")),
+        (_spec(), [("tensor", (4, 8, 1), "float32", False), ("value", 3)], True, ("'x'", "ndim")),
+        (_spec(), [("tensor", (4, 8), "float64", False), ("value", 3)], True, ("'x'", "dtype")),
+        (_spec(), [("tensor", (4, 8), "float32", True), ("value", 3)], True,
+         ("'x'", "requires_grad")),
+    ])  # fmt: skip
+
+
+# catches: grad mode not checked first, 3 == 3.0 accepted as the same Python value, a
+# number where a tensor was, delegating to minitorch.compile's guards
+@exercise("05.7")
+def test_guards_on_grad_mode_and_values(run):
+    _guard_cases(run, [
+        (_spec(), _OK, False, "grad mode"),
+        (_spec(False), _OK, False, None),
+        (_spec(), [("tensor", (4, 8), "float32", False), ("value", 3.0)], True, ("'n'", "value")),
+        (_spec(), [("tensor", (4, 8), "float32", False), ("value", 4)], True, ("'n'", "value")),
+        (_spec(), [("value", 1.0), ("value", 3)], True, ("'x'", "not a tensor")),
+        (_spec(), [("tensor", (5, 8), "float32", False), ("value", 3)], False, "grad mode"),
+    ])  # fmt: skip
