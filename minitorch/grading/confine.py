@@ -85,20 +85,21 @@ def set_subreaper() -> bool:
     return libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
-def unshare_namespaces() -> str:
-    """New PID and mount namespaces for the children of this process.
+def unshare_namespaces(pid: bool = True) -> str:
+    """New mount (and, with ``pid``, PID) namespaces for the children of this process.
 
     Returns "root" (as root), "user" (in a new user namespace) or "" (not possible).
     """
     if not linux():
         return ""
     lib = libc()
+    flags = CLONE_NEWNS | (CLONE_NEWPID if pid else 0)
     if os.geteuid() == 0:
-        if lib.unshare(CLONE_NEWNS | CLONE_NEWPID) == 0:
+        if lib.unshare(flags) == 0:
             return "root"
         return ""
     uid, gid = os.geteuid(), os.getegid()
-    if lib.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) != 0:
+    if lib.unshare(CLONE_NEWUSER | flags) != 0:
         return ""
     try:
         Path("/proc/self/setgroups").write_text("deny")
@@ -168,9 +169,11 @@ def private_mounts(
     owner: tuple[int, int] | None,
     needed: Iterable[str] = (),
     stash: str = "",
+    proc: bool = True,
 ) -> None:
     """Cover ``hide`` with empty read-only folders, ``scratch`` with a 256 MB tmpfs, and
-    /proc with this PID namespace's own; make ``needed`` reachable for ``owner``."""
+    (with ``proc``) /proc with this PID namespace's own; make ``needed`` reachable for
+    ``owner``."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     if owner is not None and stash:
         expose(needed, stash)
@@ -187,10 +190,16 @@ def private_mounts(
         _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, options)
     except OSError:
         pass
-    try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-    except OSError:
-        pass
+    if proc:
+        try:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+        except OSError:
+            pass
+
+
+def unreachable(paths: Iterable[str]) -> list[str]:
+    """The paths another user cannot reach (a folder above them is closed to others)."""
+    return [p for p in paths if _closed_ancestor(p) is not None]
 
 
 def set_limits(limits: dict[str, Any], other_user: bool) -> None:

@@ -119,7 +119,13 @@ def _remove_tree(path: Path) -> None:
 
 
 class Sandbox:
-    """One sandboxed worker: start it, talk to it, stop it (always, in ``finally``)."""
+    """One sandboxed worker: start it, talk to it, stop it (always, in ``finally``).
+
+    ``pid_namespace = False`` (for tests) confines it as on a system without PID
+    namespaces: the keeper then stops what the worker left behind as their subreaper.
+    """
+
+    pid_namespace = True
 
     def __init__(self, folder: Path, number: int, hide: list[str], limits: Limits) -> None:
         self.folder = folder
@@ -152,6 +158,7 @@ class Sandbox:
             "user": [_NOBODY, _NOBODY] if as_root else None,
             "hide": self.hide,
             "limits": self.limits.to_dict(),
+            "pid_namespace": self.pid_namespace,
         }
         with open(self.stderr_path, "wb") as stderr:
             self.process = subprocess.Popen(
@@ -369,7 +376,7 @@ def keeper_main(config: dict[str, Any]) -> None:
     status_fd = config["status"]
     channel = config["channel"]
     confine.set_subreaper()
-    namespaces = confine.unshare_namespaces() if config.get("namespaces", True) else ""
+    namespaces = confine.unshare_namespaces(pid=config.get("pid_namespace", True))
     first = os.fork()
     if first == 0:
         code = 70
@@ -420,10 +427,19 @@ def keeper_main(config: dict[str, Any]) -> None:
 def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     private = config["private"]
     user = config.get("user")
+    needed = confine.python_paths(config["package_dir"])
     if namespaces:
         owner = (user[0], user[1]) if user else None
-        needed = confine.python_paths(config["package_dir"])
-        confine.private_mounts(config.get("hide", []), private, owner, needed, private + "-expose")
+        proc = config.get("pid_namespace", True)
+        stash = private + "-expose"
+        confine.private_mounts(config.get("hide", []), private, owner, needed, stash, proc)
+    elif user and confine.unreachable(needed):
+        raise OSError(
+            f"Python is installed where an unprivileged user cannot read it "
+            f"({confine.unreachable(needed)[0]}) and this system has no mount namespaces to "
+            "open it up: install Python where other users can read it, or grade as an "
+            "ordinary user"
+        )
     os.chdir(private)
     confine.set_limits(config["limits"], other_user=bool(user))
     confine.no_new_privileges()
@@ -434,4 +450,4 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     import minitorch.grading.worker  # noqa: F401
 
     readable = confine.readable_paths(config["package_dir"])
-    confine.landlock(readable, [private])
+    confine.landlock(readable, [private, "/dev/null"])

@@ -26,6 +26,7 @@ from minitorch.grade import main
 from minitorch.grading import grade
 from minitorch.grading.notebook import code_cells
 from minitorch.grading.report import GradeReport
+from minitorch.grading.sandbox import Sandbox
 
 MARK = "minitorch-hostile-marker"
 TIMEOUT, CELL_TIMEOUT, TOTAL = 1.0, 1.0, 30.0
@@ -83,11 +84,13 @@ def hostile(make_notebook, chapter, grading_folder):
 
 
 def _spawn(code: str) -> str:
-    """Notebook code that starts a marked Python process running ``code``."""
+    """Notebook code that starts a marked Python process running ``code`` (and fails
+    the cell if it cannot)."""
     return (
         "import subprocess, sys\n"
-        f"subprocess.Popen([sys.executable, '-c', {code!r}, {MARK!r}],"
+        f"child = subprocess.Popen([sys.executable, '-c', {code!r}, {MARK!r}],"
         " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "assert child.poll() is None\n"
     )
 
 
@@ -331,6 +334,18 @@ def test_a_hostile_notebook_earns_only_its_honest_points(hostile, cells, honest)
     assert [r.id for r in report.results] == ["99.1", "99.2", "99.3"]
 
 
+def test_children_the_notebook_starts_are_stopped_with_it(hostile):
+    spawn = _spawn("import time\nwhile True: time.sleep(1)")
+    report = hostile(
+        ADD,
+        spawn,
+        "def mul(a, b):\n"
+        + "\n".join("    " + line for line in spawn.splitlines())
+        + "\n    return a * b",
+    )
+    assert report.cell_failures == [] and report.score == 5  # the children did start
+
+
 def test_honest_parts_of_a_hostile_notebook_still_score(hostile):
     report = hostile(ADD, KILL_PARENT, GREET)
     assert report.result("99.1").score == 2 and report.result("99.3").score == 1
@@ -476,3 +491,17 @@ def test_a_bad_notebook_gives_no_traceback_from_the_command(tmp_path):
         done.stderr
         == f"error: {path}: the source of cell 1 is not text (a string or a list of strings)\n"
     )
+
+
+def test_without_a_pid_namespace_what_the_notebook_starts_is_still_stopped(hostile, monkeypatch):
+    monkeypatch.setattr(Sandbox, "pid_namespace", False)
+    daemon = (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        os.execv(sys.executable, [sys.executable, '-c', 'while True: pass', {MARK!r}])\n"
+        "    os._exit(0)\n"
+    )
+    report = hostile(ADD, daemon, _spawn("import time\nwhile True: time.sleep(1)"), KILL_PARENT)
+    assert report.score <= 2  # without its own PID namespace, the worker can kill its parent
