@@ -43,6 +43,7 @@ _DTYPES = [
     )
 ]
 _DTYPE_NUMBER = {d: i for i, d in enumerate(_DTYPES)}
+_GONE = "its connection closed (the process exited or crashed)"
 _POLL = 0.5  # seconds a reader waits on an idle link before checking for shutdown
 
 
@@ -106,7 +107,7 @@ class Link:
             while True:
                 head = self._read_exact(_HEADER.size)
                 if head is None:
-                    return self._close("its connection closed (the process exited or crashed)")
+                    return self._close(_GONE)
                 tag, number, ndim = _HEADER.unpack(head)
                 dims = self._read_exact(_DIM.size * ndim) if ndim else b""
                 shape = tuple(_DIM.unpack_from(dims, k * _DIM.size)[0] for k in range(ndim))
@@ -116,8 +117,8 @@ class Link:
                 with self.ready:
                     self.inbox.append((tag, array))
                     self.ready.notify_all()
-        except ConnectionResetError:
-            self._close("its connection was reset (the process crashed or was killed)")
+        except ConnectionResetError:  # a killed process may reset rather than close
+            self._close(_GONE)
         except OSError as exc:
             self._close(f"its connection failed ({exc})")
 
