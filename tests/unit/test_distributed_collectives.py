@@ -250,6 +250,8 @@ def _divergent(rank, n):
         dist.all_reduce(minitorch.ones(3))
     except dist.DistTimeoutError as exc:
         return str(exc), time.monotonic() - t0
+    except dist.DistBackendError as exc:  # rank 1 may see rank 0 leave before its own timeout
+        return str(exc), time.monotonic() - t0
     return "no error"
 
 
