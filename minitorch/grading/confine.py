@@ -19,12 +19,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import resource
 import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+try:
+    import resource
+except ImportError:  # Windows: no resource limits (and no sandbox worker)
+    resource = None  # type: ignore[assignment]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -204,6 +208,8 @@ def unreachable(paths: Iterable[str]) -> list[str]:
 
 def set_limits(limits: dict[str, Any], other_user: bool) -> None:
     """Resource limits for this process and its children."""
+    if resource is None:
+        return
 
     def limit(kind: int, value: int | None) -> None:
         if value is None:
