@@ -103,6 +103,19 @@ CHAPTERS: tuple[Chapter, ...] = (
         ),
     ),
     Chapter(
+        "04",
+        "amp",
+        "Mixed precision: float16, bfloat16, autocast and loss scaling",
+        (
+            Exercise("04.1", "Non-finite gradients across the parameters", 2),
+            Exercise("04.2", "The scale update rule", 3),
+            Exercise("04.3", "unscale_", 3),
+            Exercise("04.4", "Choosing an op's dtype under autocast", 3),
+            Exercise("04.5", "A loss scaler that skips bad steps", 4),
+            Exercise("04.6", "A mixed-precision training loop", 4),
+        ),
+    ),
+    Chapter(
         "05",
         "jit",
         "Tracing and scripting: an IR, passes, save/load and compile",

@@ -1,0 +1,486 @@
+"""Graded tests for chapter 04 (mixed precision).
+
+Each judge (``@exercise``) draws its inputs, runs the learner's piece through a probe and
+compares with minitorch's own implementation (``minitorch.amp``) here, in the grader's
+process. While the learner's code runs, the package's implementation of the piece under
+test (and PyTorch) refuse to work, so an answer that hands the piece to them gets no points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+
+import numpy as np
+
+import minitorch as mt
+from minitorch import amp, nn
+from minitorch.amp import autocast_mode, grad_scaler
+from minitorch.grading import exercise, probe
+
+DELEGATION = "your code called {what}, which this exercise asks you to write"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _blocked(nb, what, *targets):
+    """While the learner's code runs, ``targets`` ((owner, attribute) pairs) and PyTorch
+    refuse to work; notebook globals bound to the same objects are blocked too."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(DELEGATION.format(what=what))
+
+    saved = [(owner, name, owner.__dict__[name]) for owner, name in targets]
+    originals = [original for _, _, original in saved]
+    namespace = nb._globals
+    aliases = [k for k, v in namespace.items() if any(v is o for o in originals)]
+    torch_names = [k for k, v in namespace.items() if getattr(v, "__name__", "") == "torch"]
+    old_aliases = {k: namespace[k] for k in aliases + torch_names}
+    had_torch, old_torch = "torch" in sys.modules, sys.modules.get("torch")
+    try:
+        for owner, name, _ in saved:
+            setattr(owner, name, refuse)
+        for k in aliases:
+            namespace[k] = refuse
+        for k in torch_names:
+            namespace[k] = None
+        sys.modules["torch"] = None  # `import torch` raises ImportError
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+        namespace.update(old_aliases)
+        if had_torch:
+            sys.modules["torch"] = old_torch
+        else:
+            sys.modules.pop("torch", None)
+
+
+def _params_with_grads(grads):
+    """Parameters whose .grad are the given arrays (None: no gradient)."""
+    params = []
+    for i, g in enumerate(grads):
+        shape = (2, 3) if g is None else np.shape(g)
+        p = nn.Parameter(mt.zeros(*shape) + i)
+        if g is not None:
+            p.grad = mt.tensor(np.asarray(g, dtype=np.float32))
+        params.append(p)
+    return params
+
+
+def _random_grads(rng, count=4):
+    return [
+        rng.standard_normal(tuple(rng.integers(1, 5, size=2))).astype(np.float32)
+        for _ in range(count)
+    ]
+
+
+# --- 04.1 found_inf --------------------------------------------------------------------------
+@probe
+def found_inf_of(nb, cases, as_generator):
+    out = []
+    with _blocked(nb, "minitorch's own non-finite check", *_NON_FINITE):
+        for grads in cases:
+            params = _params_with_grads(grads)
+            result = nb.found_inf(p for p in params) if as_generator else nb.found_inf(params)
+            out.append(result)
+    return out
+
+
+_NON_FINITE = (
+    (grad_scaler, "non_finite_check_and_unscale_"),
+    (amp, "non_finite_check_and_unscale_"),
+    (grad_scaler, "ForeachNonFinite"),
+)
+
+
+def _poisoned(rng, value):
+    grads = _random_grads(rng)
+    k = int(rng.integers(1, len(grads)))  # never the first: checking only grads[0] fails
+    flat = grads[k].reshape(-1)
+    flat[int(rng.integers(0, flat.size))] = value
+    return grads
+
+
+# catches: NaN missed (comparisons with inf), -inf missed (g == inf), only the first grad checked
+@exercise("04.1")
+def test_found_inf_sees_inf_minus_inf_and_nan(run):
+    values = [np.inf, -np.inf, np.nan, np.inf, np.nan]
+    cases = [_poisoned(run.rng, v) for v in values] + [_random_grads(run.rng) for _ in range(3)]
+    got = run(found_inf_of, cases, False)
+    expected = [True] * len(values) + [False] * 3
+    for value, g, e in zip(values + ["finite"] * 3, got, expected, strict=True):
+        assert g is e, f"found_inf returned {g!r} for gradients holding {value}, expected {e}"
+
+
+# catches: a crash on parameters without a gradient; a generator iterated twice; huge finite
+# values taken for overflow
+@exercise("04.1")
+def test_found_inf_skips_missing_grads_and_takes_a_generator(run):
+    big = np.full((2, 2), 6.0e4, dtype=np.float32)  # finite, near float16's max
+    bad = run.rng.standard_normal((3, 2)).astype(np.float32)
+    bad[int(run.rng.integers(0, 3)), int(run.rng.integers(0, 2))] = np.nan
+    cases = [[None, big, None], [None, None], [None, bad]]
+    got = run(found_inf_of, cases, True)
+    assert got == [False, False, True], (
+        f"found_inf(generator of parameters) gave {got}, expected [False, False, True] "
+        "(a None grad has nothing to check; 6e4 is finite; the generator is read once)"
+    )
+
+
+# --- 04.2 update_scale -----------------------------------------------------------------------
+@probe
+def scale_sequence(nb, start, flags, growth_factor, backoff_factor, interval):
+    scale, tracker, out = start, 0, []
+    with _blocked(
+        nb, "minitorch's own update_scale", (grad_scaler, "update_scale"), (amp, "update_scale")
+    ):
+        for found in flags:
+            scale, tracker = nb.update_scale(
+                scale, tracker, found, growth_factor, backoff_factor, interval
+            )
+            out.append((float(scale), int(tracker)))
+    return out
+
+
+def _expected_scales(start, flags, growth_factor, backoff_factor, interval):
+    scale, tracker, out = start, 0, []
+    for found in flags:
+        scale, tracker = amp.update_scale(
+            scale, tracker, found, growth_factor, backoff_factor, interval
+        )
+        out.append((scale, tracker))
+    return out
+
+
+def _check_scales(run, start, flags, growth_factor, backoff_factor, interval):
+    got = run(scale_sequence, start, flags, growth_factor, backoff_factor, interval)
+    expected = _expected_scales(start, flags, growth_factor, backoff_factor, interval)
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        ok = math.isclose(g[0], e[0], rel_tol=1e-6) and g[1] == e[1]
+        history = "".join("x" if f else "." for f in flags[: i + 1])
+        assert ok, (
+            f"after the steps {history} (x: overflow) with growth_interval={interval}, "
+            f"update_scale gave (scale, tracker) = {g}, expected {e}"
+        )
+
+
+# catches: growth on the interval-th call instead of the interval-th clean step, tracker not
+# reset after growing or after backing off, growth on an overflow step
+@exercise("04.2")
+def test_scale_grows_after_growth_interval_clean_steps(run):
+    flags = [False] * 7 + [True] + [False] * 4 + [True, True] + [False] * 3
+    _check_scales(run, 1024.0, flags, 2.0, 0.5, 3)
+
+
+# catches: factors hard-coded to 2 and 0.5; growth_interval 1 mishandled
+@exercise("04.2")
+def test_scale_rule_with_other_factors(run):
+    flags = [bool(f) for f in run.rng.random(25) < 0.25]
+    _check_scales(run, 2.0**16, flags, 4.0, 0.25, 1)
+    interval = int(run.rng.integers(2, 6))
+    _check_scales(run, 2.0**10, [bool(f) for f in run.rng.random(30) < 0.15], 3.0, 0.125, interval)
+
+
+# --- 04.3 unscale_ ---------------------------------------------------------------------------
+@probe
+def unscaled(nb, grads, scale):
+    params = _params_with_grads(grads)
+    before = [p.grad for p in params]
+    with _blocked(
+        nb, "minitorch's own unscale_", *_NON_FINITE, (grad_scaler.GradScaler, "unscale_")
+    ):
+        found = nb.unscale_(params, scale)
+    same = [p.grad is b for p, b in zip(params, before, strict=True)]
+    values = [None if p.grad is None else np.array(p.grad.numpy()) for p in params]
+    return found, same, values
+
+
+# catches: multiplying by the scale, dividing twice, new gradient tensors instead of in place
+@exercise("04.3")
+def test_unscale_divides_every_gradient_in_place(run):
+    scale = float(2.0 ** int(run.rng.integers(8, 17)))
+    grads = [g * scale for g in _random_grads(run.rng)] + [None]
+    found, same, values = run(unscaled, grads, scale)
+    assert found is False, f"unscale_ returned {found!r} for finite gradients, expected False"
+    assert all(same), "unscale_ must change the gradients in place (p.grad stays the same tensor)"
+    for i, (g, v) in enumerate(zip(grads, values, strict=True)):
+        if g is None:
+            assert v is None, f"parameter {i} had no gradient and should keep none"
+        else:
+            np.testing.assert_allclose(
+                v, g / scale, rtol=1e-6, err_msg=f"gradient {i} after unscale_ with scale {scale}"
+            )
+
+
+# catches: unscaling skipped when an overflow is found, the flag inverted, NaN missed
+@exercise("04.3")
+def test_unscale_reports_overflow_and_still_unscales(run):
+    grads = _poisoned(run.rng, np.nan)
+    found, same, values = run(unscaled, grads, 4.0)
+    assert found is True, f"unscale_ returned {found!r} with a NaN gradient, expected True"
+    finite = [i for i, g in enumerate(grads) if np.isfinite(g).all()]
+    for i in finite:
+        np.testing.assert_allclose(
+            values[i], grads[i] / 4.0, rtol=1e-6, err_msg=f"gradient {i} (unscale all, even then)"
+        )
+
+
+# --- 04.4 autocast_dtypes ----------------------------------------------------------------------
+POLICY = {
+    "matmul": "lower_precision_fp",
+    "linear": "lower_precision_fp",
+    "softmax": "fp32",
+    "cross_entropy": "fp32",
+    "cat": "promote",
+    "index_put": "promote",
+}
+
+
+@probe
+def autocast_choice(nb, cases):
+    out = []
+    blocked = ((autocast_mode, "cast_inputs"), (autocast_mode, "_cast"), (autocast_mode, "_widest"))
+    with _blocked(nb, "minitorch's own autocast policy", *blocked):
+        for op, names, fast in cases:
+            dtypes = [getattr(mt, n) for n in names]
+            result = nb.autocast_dtypes(op, dtypes, getattr(mt, fast), dict(POLICY))
+            out.append([d.name if isinstance(d, mt.dtype) else repr(d) for d in result])
+    return out
+
+
+def _reference_choice(op, names, fast):
+    kind = POLICY.get(op)
+    dtypes = [getattr(mt, n) for n in names]
+    floats = [d for d in dtypes if d.is_floating_point]
+    if kind is None or not floats:
+        return list(names)
+    target = {"lower_precision_fp": getattr(mt, fast), "fp32": mt.float32}.get(kind)
+    if target is None:
+        target = floats[0]
+        for d in floats[1:]:
+            target = mt.promote_types(target, d)
+    keep = [not d.is_floating_point or (d is mt.float64 and kind != "promote") for d in dtypes]
+    return [n if k else target.name for n, k in zip(names, keep, strict=True)]
+
+
+def _check_choices(run, cases):
+    for (op, names, fast), got in zip(cases, run(autocast_choice, cases), strict=True):
+        expected = _reference_choice(op, names, fast)
+        assert got == expected, (
+            f"autocast_dtypes({op!r}, {names}, fast_dtype={fast}) gave {got}, expected {expected}"
+        )
+
+
+# catches: the categories mixed up, unlisted ops cast, the fast dtype hard-coded
+@exercise("04.4")
+def test_each_category_picks_its_dtype(run):
+    fast = str(run.rng.choice(["float16", "bfloat16"]))
+    _check_choices(
+        run,
+        [
+            ("matmul", ["float32", "float32"], fast),
+            ("linear", ["float32", "float32", "float32"], fast),
+            ("softmax", [fast], fast),
+            ("cross_entropy", ["float16", "int64"], fast),
+            ("relu", [fast], fast),
+            ("add", ["float16", "float32"], fast),
+            ("cat", ["float16", "float32"], fast),
+        ],
+    )
+
+
+# catches: float64 narrowed, integer/bool inputs cast, promote by itemsize (f16 + bf16 is f32)
+@exercise("04.4")
+def test_float64_and_non_floating_inputs(run):
+    _check_choices(
+        run,
+        [
+            ("matmul", ["float64", "float64"], "float16"),
+            ("softmax", ["float64"], "bfloat16"),
+            ("cat", ["float16", "bfloat16"], "float16"),
+            ("cat", ["bfloat16", "float64", "float16"], "bfloat16"),
+            ("index_put", ["float16", "int64", "float32"], "float16"),
+            ("linear", ["bool", "float32"], "bfloat16"),
+            ("matmul", ["int64", "int64"], "float16"),
+        ],
+    )
+
+
+# --- 04.5 LossScaler -------------------------------------------------------------------------
+def _loss_scaler_blocks():
+    cls = grad_scaler.GradScaler
+    return [(cls, name) for name in ("scale", "unscale_", "step", "update")]
+
+
+def _gradient_steps(rng, steps=16):
+    seq = []
+    for i in range(steps):
+        g = rng.standard_normal(4).astype(np.float32)
+        if i in (2, 3, 9):
+            g[int(rng.integers(0, 4))] = [np.inf, np.nan, -np.inf][i % 3]
+        seq.append(g)
+    return seq
+
+
+@probe
+def loss_scaler_run(nb, seq, init_scale, interval):
+    p = nn.Parameter(mt.tensor([0.5, -0.5, 1.0, 2.0]))
+    opt = mt.optim.SGD([p], lr=0.1)
+    refs = {"unscale_": _reference_unscale_, "update_scale": amp.update_scale}
+    old = {k: nb._globals.get(k) for k in refs}
+    nb._globals.update(refs)
+    out = []
+    try:
+        with _blocked(nb, "minitorch's GradScaler", *_loss_scaler_blocks()):
+            if isinstance(nb.LossScaler, type) and issubclass(
+                nb.LossScaler, grad_scaler.GradScaler
+            ):
+                raise AssertionError(
+                    DELEGATION.format(what="minitorch's GradScaler (as a base class)")
+                )
+            scaler = nb.LossScaler(init_scale=init_scale, growth_interval=interval)
+            for g in seq:
+                opt.zero_grad()
+                loss = (p * mt.tensor(g)).sum()
+                scaler.scale(loss).backward()
+                stepped = scaler.step(opt)
+                scaler.update()
+                out.append((float(scaler.scale_value), bool(stepped), p.detach().numpy().tolist()))
+    finally:
+        nb._globals.update(old)
+    return out
+
+
+def _reference_unscale_(parameters, scale):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with mt.no_grad():
+        return bool(grad_scaler.non_finite_check_and_unscale_(grads, 1.0 / scale).item())
+
+
+def _reference_scaler_run(seq, init_scale, interval):
+    p = nn.Parameter(mt.tensor([0.5, -0.5, 1.0, 2.0]))
+    opt = mt.optim.SGD([p], lr=0.1)
+    scaler = amp.GradScaler(init_scale=init_scale, growth_interval=interval)
+    out = []
+    for g in seq:
+        opt.zero_grad()
+        scaler.scale((p * mt.tensor(g)).sum()).backward()
+        before = p.detach().numpy().copy()
+        scaler.step(opt)
+        stepped = not np.array_equal(before, p.detach().numpy())
+        scaler.update()
+        out.append((scaler.get_scale(), stepped, p.detach().numpy().tolist()))
+    return out
+
+
+# catches: a step taken on inf/NaN gradients, no backoff after a skip, growth counted on
+# skipped steps, the loss not scaled, step not reporting whether it stepped
+@exercise("04.5")
+def test_loss_scaler_matches_grad_scaler(run):
+    seq = _gradient_steps(run.rng)
+    interval = int(run.rng.integers(2, 5))
+    got = run(loss_scaler_run, seq, 1024.0, interval)
+    expected = _reference_scaler_run(seq, 1024.0, interval)
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        kind = "an overflowing" if not np.isfinite(seq[i]).all() else "a clean"
+        assert g[1] == e[1], f"step {i} ({kind} step): step() returned {g[1]}, expected {e[1]}"
+        assert math.isclose(g[0], e[0]), (
+            f"after step {i} ({kind} step) the scale is {g[0]}, expected {e[0]}"
+        )
+        np.testing.assert_allclose(g[2], e[2], rtol=1e-6, err_msg=f"parameters after step {i}")
+
+
+# catches: the scaler's state shared between instances (class attributes), init_scale ignored
+@exercise("04.5")
+def test_two_scalers_keep_their_own_state(run):
+    seq = _gradient_steps(run.rng, steps=6)
+    first = run(loss_scaler_run, seq, 2.0**8, 2)
+    second = run(loss_scaler_run, seq[:3], 2.0**4, 3)
+    assert [s for s, _, _ in first] == [s for s, _, _ in _reference_scaler_run(seq, 2.0**8, 2)]
+    assert [s for s, _, _ in second] == [s for s, _, _ in _reference_scaler_run(seq[:3], 2.0**4, 3)]
+
+
+# --- 04.6 train_amp --------------------------------------------------------------------------
+def _tiny_setup(seed, dtype_name, init_scale):
+    mt.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    opt = mt.optim.SGD(model.parameters(), lr=0.5)
+    scaler = amp.GradScaler(init_scale=init_scale, growth_interval=2)
+    rng = np.random.default_rng(seed)
+    batches = [
+        (
+            mt.tensor(rng.standard_normal((5, 6)).astype(np.float32)),
+            mt.tensor(rng.integers(0, 3, 5)),
+        )
+        for _ in range(6)
+    ]
+    return model, opt, scaler, batches, getattr(mt, dtype_name)
+
+
+@probe
+def trained(nb, seed, dtype_name, init_scale, max_norm):
+    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
+    matmul_dtypes = []
+
+    def record(cls, args, kwargs, out):
+        if cls.name == "linear":
+            matmul_dtypes.append(out.dtype.name)
+
+    blocked = [(amp.digits, "train")]
+    with (
+        _blocked(nb, "minitorch's own AMP training loop", *blocked),
+        mt.function.register_apply_hook(record),
+    ):
+        losses = nb.train_amp(model, opt, scaler, batches, dtype, max_norm)
+    params = [p.detach().numpy().tolist() for p in model.parameters()]
+    return [float(v) for v in losses], scaler.get_scale(), params, sorted(set(matmul_dtypes))
+
+
+def _reference_train(seed, dtype_name, init_scale, max_norm):
+    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
+    losses = []
+    for x, y in batches:
+        opt.zero_grad()
+        with mt.autocast("cpu", dtype=dtype):
+            loss = nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        if max_norm is not None:
+            scaler.unscale_(opt)
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    return losses, scaler.get_scale(), [p.detach().numpy().tolist() for p in model.parameters()]
+
+
+def _check_training(run, seed, dtype_name, init_scale, max_norm):
+    losses, scale, params, dtypes = run(trained, seed, dtype_name, init_scale, max_norm)
+    ref_losses, ref_scale, ref_params = _reference_train(seed, dtype_name, init_scale, max_norm)
+    assert dtypes == [dtype_name], (
+        f"the linear layers ran in {dtypes}; run the forward under mt.autocast('cpu', dtype=...)"
+    )
+    assert len(losses) == len(ref_losses), f"train_amp returned {len(losses)} losses for 6 batches"
+    np.testing.assert_allclose(losses, ref_losses, rtol=2e-3, err_msg="the losses (unscaled)")
+    assert scale == ref_scale, f"the scaler's scale after the pass is {scale}, expected {ref_scale}"
+    for i, (a, b) in enumerate(zip(params, ref_params, strict=True)):
+        np.testing.assert_allclose(
+            a, b, rtol=2e-3, atol=1e-5, err_msg=f"parameter {i} after the pass"
+        )
+
+
+# catches: the forward outside autocast, the loss not scaled, optimizer.step() called directly
+# (stepping on overflow), update() forgotten, zero_grad forgotten
+@exercise("04.6")
+def test_train_amp_follows_the_recipe(run):
+    seed = int(run.rng.integers(0, 1000))
+    _check_training(run, seed, "float16", 2.0**20, None)  # huge scale: the first steps overflow
+    _check_training(run, seed + 1, "bfloat16", 2.0**8, None)
+
+
+# catches: clipping before unscale_ (the scaled gradients clipped), clipping skipped
+@exercise("04.6")
+def test_train_amp_clips_the_unscaled_gradients(run):
+    seed = int(run.rng.integers(0, 1000))
+    _check_training(run, seed, "float16", 2.0**10, 0.05)
