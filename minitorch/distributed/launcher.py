@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO
 
-from .spawn import free_port
+from .spawn import free_port, thread_limits
 
 POLL = 0.05  # seconds between checks of the workers
 GRACE = 0.5  # seconds to let other failures show before choosing the root cause
@@ -184,6 +184,7 @@ def launch(
             "MINITORCH_RESTART_COUNT": str(attempt),
             "TORCHELASTIC_RESTART_COUNT": str(attempt),
             "PYTHONUNBUFFERED": "1",
+            **thread_limits(nproc),  # (unless set) cores / nproc threads for BLAS and OpenMP
         }
         group = WorkerGroup(command, nproc, env, prefix)
         pids = ", ".join(str(w.pid) for w in group.workers)

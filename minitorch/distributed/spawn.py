@@ -34,6 +34,35 @@ class WorkerFailed(RuntimeError):
         self.rank = rank
 
 
+#: The variables that size the BLAS/OpenMP thread pools of numpy (and torch).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def threads_per_worker(nprocs: int) -> int:
+    """CPU cores per worker: N workers each running a BLAS pool as wide as the machine
+    oversubscribe it, and the spinning pools starve the communication threads (torchrun
+    sets ``OMP_NUM_THREADS=1`` for the same reason)."""
+    return max(1, (os.cpu_count() or 1) // nprocs)
+
+
+def thread_limits(nprocs: int) -> dict[str, str]:
+    """Environment variables capping each worker's thread pools (those not set already)."""
+    n = str(threads_per_worker(nprocs))
+    return {name: n for name in THREAD_VARIABLES if name not in os.environ}
+
+
+def _limit_threads(nprocs: int) -> None:
+    """In a forked worker the BLAS pool already exists: resize it (needs threadpoolctl,
+    which scikit-learn brings along)."""
+    if all(name in os.environ for name in THREAD_VARIABLES):
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(threads_per_worker(nprocs))
+
+
 def free_port(addr: str = "127.0.0.1") -> int:
     """A TCP port that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -91,7 +120,10 @@ def spawn(
     return [reply["result"] for reply in replies]
 
 
-def _worker(fn, rank, args, env, conn, capture) -> None:  # noqa: ANN001 - runs in the child
+def _worker(
+    fn: Callable[..., Any], rank: int, args: tuple, env: dict, conn: Any, capture: bool
+) -> None:
+    _limit_threads(int(env["WORLD_SIZE"]))
     os.environ.update(env)
     out, err = io.StringIO(), io.StringIO()
     reply: dict = {}
