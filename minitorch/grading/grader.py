@@ -194,12 +194,14 @@ class _Session:
         attempts = 0
         while self.sandbox is None:
             attempts += 1
-            if attempts > len(self.cells) + 2:
+            if attempts > len(self.cells) + 2 + STARTUP_RETRIES:
                 raise GradingError("the notebook could not be loaded (too many restarts)")
             if time.monotonic() >= self.total_deadline:
                 raise _OutOfTime
             self._start()
         return self.sandbox
+
+    _startup_retries = 0
 
     def _start(self) -> None:
         self.sandboxes += 1
@@ -208,7 +210,15 @@ class _Session:
             cpu = int(self.total_deadline - time.monotonic()) + 10
         limits = dataclasses.replace(self.limits, cpu_seconds=cpu)
         sandbox = Sandbox(self.folder, self.sandboxes, self.hide, limits)
-        sandbox.start()
+        try:
+            sandbox.start()
+        except BlockingIOError:  # fork failed with EAGAIN: retried like a failed startup
+            sandbox.stop()
+            if self._startup_retries >= STARTUP_RETRIES:
+                raise
+            self._startup_retries += 1
+            time.sleep(0.5 * self._startup_retries)
+            return
         current: int | None = None
         phase = "startup"
         try:
@@ -245,6 +255,12 @@ class _Session:
             if phase == "startup":
                 if time.monotonic() >= self.total_deadline:
                     raise _OutOfTime from None
+                if self._startup_retries < STARTUP_RETRIES and _transient(lost, stderr):
+                    # the machine was briefly out of processes or threads (EAGAIN), e.g.
+                    # while a previous sandbox's processes are still being reaped: wait, retry
+                    self._startup_retries += 1
+                    time.sleep(0.5 * self._startup_retries)
+                    return
                 detail = f" ({lost.detail})" if lost.detail else ""
                 words = f": {stderr}" if stderr else ""
                 raise GradingError(f"the grading worker did not start{detail}{words}") from None
@@ -399,3 +415,12 @@ def grade(
         path, cells, chapter, suite, timeout, cell_timeout, total_timeout, seed, limits or Limits()
     )
     return session.run()
+
+
+STARTUP_RETRIES = 3
+
+
+def _transient(lost: SandboxLost, stderr: str) -> bool:
+    """A startup failure that says the system was briefly out of processes or threads."""
+    text = f"{lost.detail or ''} {stderr or ''}"
+    return "BlockingIOError" in text or "Resource temporarily unavailable" in text
