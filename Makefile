@@ -24,9 +24,10 @@ $(COURSE): pyproject.toml | $(BIN)/python
 	@touch $@
 
 # The suite also installs PyTorch (CPU), the reference for the differential tests, and
-# mpi4py + MPICH for chapter 06's MPI backend (its tests skip where they are missing).
+# mpi4py + MPICH for chapter 06's MPI backend, and onnx + onnxruntime for chapter 05's
+# ONNX export (their tests skip where they are missing).
 $(TESTS): $(COURSE)
-	$(BIN)/python -m pip install --quiet -e ".[test,reference,mpi]"
+	$(BIN)/python -m pip install --quiet -e ".[test,reference,mpi,onnx]"
 	@rm -f $(VENV)/.tests-*
 	@touch $@
 

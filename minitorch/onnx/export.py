@@ -1,0 +1,244 @@
+"""``minitorch.onnx.export``: trace a model, convert its graph to ONNX, write the file.
+
+The pipeline, each step a piece of chapter 05:
+
+1. trace (``jit.trace``'s recorder) in eval mode, without autograd, on the example inputs;
+2. fold constants (``jit.passes``), then raise conv/batch-norm patterns (``patterns.py``)
+   and drop what became dead;
+3. convert node by node (``symbolic.py``): parameters and buffers become initializers
+   under their dotted names, like ``torch.onnx.export``'s;
+4. check the model with ``onnx.checker`` and write it atomically.
+
+What ONNX cannot hold is refused with a message naming the op and the node: an op with no
+mapping, an in-place op, and Python control flow on tensor values (an ``if`` on a tensor,
+or a scripted ``If``/``Loop`` on one), which a trace would silently bake in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..autograd import no_grad
+from ..hooks import RemovableHandle
+from ..jit.ir import Graph, Node, Value
+from ..jit.passes import fold_constants
+from ..jit.tracer import TracerWarning, attr_table, input_names, record
+from ..state import conversion_hooks
+from ..tensor import Tensor
+from .builder import OnnxBuilder, OnnxExportError, UnsupportedOperatorError, where
+from .patterns import raise_layers
+from .symbolic import CONVERTERS, bind_args
+
+#: The ONNX opsets the converters are written for (axes-as-input reductions from 18 on).
+MIN_OPSET = 13
+
+_TENSOR_PY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tensor.py")
+_PACKAGE = os.path.dirname(_TENSOR_PY) + os.sep
+
+
+def _import_onnx() -> Any:
+    try:
+        import onnx
+    except ImportError as err:
+        raise ImportError(
+            "onnx.export needs the onnx package: pip install 'minitorch[onnx]' "
+            "(or pip install onnx onnxruntime)"
+        ) from err
+    return onnx
+
+
+def export(
+    model: Callable,
+    example_inputs: Any,
+    path: str | os.PathLike,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    opset_version: int = 17,
+) -> Any:
+    """Write ``model`` (a Module or a function of tensors) as an ONNX file at ``path``.
+
+    The graph is traced on ``example_inputs`` (a tensor or a tuple of tensors), so its
+    shapes are theirs. A Module is exported in eval mode (as PyTorch does) and left in
+    the mode it was in. Returns the ``onnx.ModelProto`` that was written.
+    """
+    onnx = _import_onnx()
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset_version <= newest:
+        raise ValueError(
+            f"onnx.export: opset_version must be between {MIN_OPSET} and {newest} "
+            f"(this onnx package's newest), got {opset_version}"
+        )
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    graph, attrs = trace_for_export(model, inputs)
+    graph = raise_layers(fold_constants(graph))
+    builder = OnnxBuilder(onnx, opset_version)
+    ins = _name_ends(builder, graph.inputs, input_names, "input")
+    for value, name in ins:
+        builder.bind(value, name)
+    outs = _name_ends(builder, graph.outputs, output_names, "output")
+    convert_nodes(builder, graph, attrs, dict(outs))
+    outs = [(v, _output_name(builder, v, name)) for v, name in outs]
+    proto = builder.model(ins, outs, getattr(model, "__name__", type(model).__name__))
+    onnx.checker.check_model(proto)
+    _write_atomically(proto.SerializeToString(), path)
+    return proto
+
+
+# --- tracing ------------------------------------------------------------------------------
+def trace_for_export(model: Callable, inputs: tuple) -> tuple[Graph, dict[str, Tensor]]:
+    """The traced graph (eval mode, no autograd) and the tensors its get_attr nodes read."""
+    from ..jit.module import ScriptModule
+    from ..nn import Module
+
+    if isinstance(model, ScriptModule):
+        _refuse_tensor_control_flow(model.graph)
+    module = model if isinstance(model, Module) else None
+    forward = model.forward if module is not None else model
+    names = input_names(forward, len(inputs))
+    table = attr_table(module)
+    with _eval_mode(module), no_grad(), _refuse_python_conversions():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)  # refused above, more clearly
+            graph, _, _ = record(model, inputs, names, table)
+    return graph, {name: t for name, t in table.values()}
+
+
+@contextmanager
+def _eval_mode(module: Any):
+    if module is None:
+        yield
+        return
+    modes = [(m, m.training) for m in module.modules()]
+    module.eval()
+    try:
+        yield
+    finally:
+        for m, training in modes:
+            m.training = training
+
+
+@contextmanager
+def _refuse_python_conversions():
+    """Raise when the traced code itself turns a tensor into Python data (``if t > 0:``,
+    ``t.item()``): an ONNX graph has no Python, so the export would bake in this branch.
+    Conversions inside minitorch (argument checks, such as embedding's range check) pass."""
+
+    def hook(t: Tensor, kind: str, result: Any) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and os.path.abspath(frame.f_code.co_filename) in (
+            _TENSOR_PY,
+            os.path.abspath(__file__),
+        ):
+            frame = frame.f_back
+        if frame is None or os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+            return
+        line = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        raise OnnxExportError(
+            f"onnx.export: the traced code converts a tensor to a Python value ({kind}) at "
+            f"{line}. ONNX graphs hold no Python control flow, so the file would bake in "
+            "the branch this trace took. Compute it with tensor ops (minitorch.where, "
+            "masks) or keep it outside the exported function."
+        )
+
+    handle = RemovableHandle(conversion_hooks, hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def _refuse_tensor_control_flow(graph: Graph) -> None:
+    """A scripted If/Loop deciding on a tensor's value cannot become a static graph."""
+    for node in graph.walk():
+        if node.op in ("If", "Loop"):
+            decides = node.args[:1] if node.op == "If" else node.args[:2]
+            if any(isinstance(a, Value) and a.type == "Tensor" for a in decides):
+                raise OnnxExportError(
+                    f"onnx.export: scripted control flow on a tensor value ({node.op}) has "
+                    f"no ONNX mapping here; {where(node)}. Export the eager module instead "
+                    "(with the branch written as tensor ops), or trace it."
+                )
+
+
+# --- conversion ---------------------------------------------------------------------------
+def convert_nodes(
+    b: OnnxBuilder, graph: Graph, attrs: dict[str, Tensor], outputs: dict[Value, str]
+) -> None:
+    """Convert every node; a node's result gets its output name if it is a graph output."""
+    taken: set[Value] = set(graph.inputs)
+    for node in graph.nodes:
+        if node.op in ("get_attr", "constant"):
+            data = attrs[node.args[0]] if node.op == "get_attr" else node.args[0]
+            hint = node.args[0] if node.op == "get_attr" else "const"
+            b.alias(node.outputs[0], b.const(data, hint))
+            continue
+        for v in node.outputs:
+            if v in outputs and v not in taken:
+                b.bind(v, outputs[v])
+                taken.add(v)
+        convert_node(b, node)
+
+
+def convert_node(b: OnnxBuilder, node: Node) -> None:
+    """The ONNX nodes for one IR node, or an error naming it."""
+    from ..ops.inplace import InplaceFunction
+
+    if node.blocks or node.op.startswith("prim."):
+        raise OnnxExportError(
+            f"onnx.export: {node.op!r} is a Python-only construct with no ONNX mapping; "
+            f"{where(node)}"
+        )
+    if isinstance(node.target, type) and issubclass(node.target, InplaceFunction):
+        raise UnsupportedOperatorError(
+            f"onnx.export: the in-place op {node.op!r} has no ONNX mapping (ONNX values are "
+            f"immutable); {where(node)}. Is the model in training mode, or writing a buffer?"
+        )
+    converter = CONVERTERS.get(node.op)
+    if converter is None:
+        raise UnsupportedOperatorError(
+            f"onnx.export: no ONNX mapping for op {node.op!r}; {where(node)}. "
+            f"Supported ops: {', '.join(sorted(CONVERTERS))}"
+        )
+    converter(b, node, bind_args(node))
+
+
+def _name_ends(
+    b: OnnxBuilder, values: list[Value], names: Sequence[str] | None, default: str
+) -> list[tuple[Value, str]]:
+    """Pair the graph's inputs or outputs with their names (given, or ``input0``...)."""
+    if names is not None and len(names) != len(values):
+        raise ValueError(
+            f"onnx.export: {len(names)} {default}_names given for {len(values)} {default}s"
+        )
+    if names is None:
+        names = [default] if len(values) == 1 else [f"{default}{i}" for i in range(len(values))]
+    return list(zip(values, names, strict=True))
+
+
+def _output_name(b: OnnxBuilder, value: Value, name: str) -> str:
+    """The name an output is written under: an Identity where the value already has
+    another name (a graph input, an initializer, or an output listed twice)."""
+    current = b.name(value)
+    if current == name:
+        return name
+    return b.emit("Identity", [current], [b.fresh(name)])[0]
+
+
+def _write_atomically(data: bytes, path: str | os.PathLike) -> None:
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".onnx-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
