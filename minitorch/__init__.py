@@ -10,6 +10,7 @@ from . import (
     data,
     jit,  # chapter 05: the IR, trace/script, passes, save/load
     nn,
+    onnx,  # chapter 05: export to ONNX (needs the optional onnx extra only to export)
     ops,
     optim,
     shape,
