@@ -387,7 +387,8 @@ def _new_node(cls: type[Function], args: tuple) -> Node:
             meta.append((data.shape, data.dtype))
             if a._requires_grad:
                 needs.append(True)
-                edges.append(gradient_edge(a))
+                fn = a.grad_fn  # (gradient_edge, inlined: this runs for every recorded op)
+                edges.append((fn, a._output_nr) if fn is not None else (leaf_accumulator(a), 0))
             else:
                 needs.append(False)
                 edges.append((None, 0))
@@ -417,7 +418,8 @@ def _connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
     for i, o in enumerate(outs):
         data = o._data
         meta.append((data.shape, data.dtype))
-        if not is_floating(data.dtype) or (skip and any(raws[i] is s for s in skip)):
+        dt = data.dtype
+        if (dt.kind != "f" and not is_floating(dt)) or (skip and any(raws[i] is s for s in skip)):
             continue  # integer/bool outputs and marked ones carry no gradient
         o._requires_grad = True
         o.grad_fn = node
