@@ -9,9 +9,39 @@ An exercise test is a *judge* registered with ``@exercise("01.3")``: a function 
 ``run`` that calls the learner's code through *probes* (``@probe`` functions of ``nb``,
 the notebook's definitions) and compares what they return, as plain data, with the
 reference. See :mod:`minitorch.grading.probes`.
+
+**Delegation** (one mechanism for every chapter, :mod:`minitorch.grading.delegation`): an
+exercise declares the ready-made implementations it forbids, and its probes watch for
+them. An answer that calls one (directly, through an alias, a captured original, after
+``importlib.reload``, through a class attribute or subclass) gets no points for the whole
+exercise and the message "your answer used minitorch's own X: write it yourself"::
+
+    from minitorch.grading import exercise, forbid, forbidding, probe
+
+    WALK = forbid(nn.Module.named_parameters, nn.Module.parameters, np.unravel_index)
+
+    @probe(forbid=WALK)                 # the whole probe is watched
+    def walk(nb, name):
+        return [n for n, _ in nb.named_parameters(MODELS[name]())]
+
+    @probe
+    def trained(nb, seed):              # or only the learner's call, when the probe
+        model = make_model(seed)        # itself uses a forbidden piece to set things up
+        with forbidding(WALK, nb):
+            names = list(nb.named_parameters(model))
+        return names
+
+``forbid`` takes functions, methods, properties, classes (their methods, and any class
+of the notebook that is or subclasses them), ``(owner, "attr")`` pairs, numpy and other
+C functions, and package names; torch is always forbidden. Only calls made from code
+outside the libraries count (the learner's cells, the probes), so the package may call
+a forbidden piece on the learner's behalf. Give delegating mutants a name starting with
+``delegates`` in ``tests/exercises/mutants_NN.py``: the shared harness
+(``tests/exercises/mutants.py``) checks that they get no points and that message.
 """
 
 from minitorch.grading.check import CheckResult, check
+from minitorch.grading.delegation import Delegated, Forbidden, forbid, forbidding
 from minitorch.grading.errors import GradingError, NotebookError
 from minitorch.grading.grader import grade
 from minitorch.grading.namespace import MissingDefinition, Namespace
@@ -22,6 +52,8 @@ from minitorch.grading.report import GradeReport
 
 __all__ = [
     "CheckResult",
+    "Delegated",
+    "Forbidden",
     "GradeReport",
     "GradingError",
     "LearnerError",
@@ -32,6 +64,8 @@ __all__ = [
     "Runner",
     "check",
     "exercise",
+    "forbid",
+    "forbidding",
     "grade",
     "load_notebook",
     "probe",

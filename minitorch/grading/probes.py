@@ -35,7 +35,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from minitorch.grading import plain
+from minitorch.grading import delegation, plain
+from minitorch.grading.delegation import Targets
 from minitorch.grading.namespace import MissingDefinition
 from minitorch.grading.results import ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT
 from minitorch.grading.timelimit import TimeLimitExceeded, time_limit
@@ -50,9 +51,19 @@ MESSAGE_LIMIT = 1000
 FAILURE_STATUSES = (ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT)
 
 
-def probe(func: Probe) -> Probe:
-    """Mark a module-level function ``func(nb, *inputs)`` as a probe; returned unchanged."""
+def probe(func: Probe | None = None, *, forbid: Any = None) -> Any:
+    """Mark a module-level function ``func(nb, *inputs)`` as a probe; returned unchanged.
+
+    ``@probe(forbid=targets)`` also watches the probe for delegation: a call from the
+    learner's code to one of ``targets`` (see :func:`minitorch.grading.delegation.forbid`),
+    or to torch, fails the probe with "your answer used ...: write it yourself".
+    """
+    if func is None:
+        return lambda f: probe(f, forbid=forbid)
     func.__minitorch_probe__ = True  # type: ignore[attr-defined]
+    if forbid is not None:
+        targets = forbid if isinstance(forbid, Targets) else delegation.forbid(*forbid)
+        func.__minitorch_forbid__ = targets  # type: ignore[attr-defined]
     return func
 
 
@@ -145,9 +156,12 @@ def call_probe(
     code raised or ran past ``timeout`` seconds (what is left of the exercise's
     ``limit``, which the message names).
     """
+    forbidden = getattr(func, "__minitorch_forbid__", None)
     try:
         with time_limit(timeout):
-            return {"ok": plain.encode(func(nb, *args))}
+            with delegation.forbidding(forbidden or (), nb):
+                value = func(nb, *args)
+            return {"ok": plain.encode(value)}
     except TimeLimitExceeded as exc:
         where = ""
         try:

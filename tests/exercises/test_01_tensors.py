@@ -3,23 +3,38 @@
 Each test is a *judge* (``@exercise``) with the *probes* it uses next to it: a probe runs
 the learner's function (``nb.contiguous_strides``, ...) on inputs the judge sends and
 returns what came out, as plain data; the judge compares with the reference here, and
-says in one line what it expected. Inputs are fixed cases (the edges learners miss) plus
-cases drawn afresh for each grading run (``run.rng``), so that no answer can be looked up.
+says in one line what it expected. Inputs are fixed cases (the edges learners miss: size-0
+and size-1 dims, 0-d shapes, negative dims, dtypes) plus cases drawn afresh for each
+grading run (``run.rng``), so that no answer can be looked up. Each probe forbids the
+ready-made versions of its piece (minitorch's, numpy's, torch's): an answer that calls
+them gets no points.
 """
 
 import numpy as np
 
 import minitorch
-from minitorch.grading import exercise, probe, tensor_data
+from minitorch import Tensor, ops, shape
+from minitorch.grading import exercise, forbid, forbidding, probe, tensor_data
 
 
 def _same(got, expected, call: str) -> None:
     assert got == expected, f"{call} returned {got!r}, expected {expected!r}"
 
 
-def _as_tuple(got, call: str) -> tuple:
-    assert isinstance(got, (tuple, list)), f"{call} returned {got!r}, expected a tuple"
-    return tuple(got)
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _as_tuple(got, call: str, exact: bool = True) -> tuple:
+    """``got`` as a tuple of ints; ``exact``: the text promises a tuple (not a list)."""
+    kinds = (tuple,) if exact else (tuple, list)
+    assert isinstance(got, kinds), (
+        f"{call} returned {got!r}, a {type(got).__name__}; expected a tuple of ints"
+    )
+    assert all(_is_int(v) for v in got), (
+        f"{call} returned {got!r}; every entry should be an int (use // and %, not /)"
+    )
+    return tuple(int(v) for v in got)
 
 
 def _shapes(run, count, low=1, high=5, max_dims=4):
@@ -29,61 +44,83 @@ def _shapes(run, count, low=1, high=5, max_dims=4):
     ]
 
 
-def _strides_of(shape):
-    return tuple(s // 8 for s in np.zeros(shape).strides) if all(shape) else None
+def _torch_strides(shape_):
+    """PyTorch's contiguous strides: a size-0 dim counts as 1."""
+    strides, step = [], 1
+    for size in reversed(shape_):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+_ARRAYS = (np.zeros, np.empty, np.ones, np.full, np.arange, np.broadcast_to)
+_TENSORS = (minitorch.zeros, minitorch.empty, minitorch.ones, minitorch.full)
 
 
 # --- 01.1 contiguous strides --------------------------------------------------------------
-@probe
+STRIDES = forbid(shape.contiguous_strides, Tensor.stride, *_ARRAYS, *_TENSORS)
+
+
+@probe(forbid=STRIDES)
 def strides(nb, shapes):
-    return [nb.contiguous_strides(shape) for shape in shapes]
+    return [nb.contiguous_strides(s) for s in shapes]
 
 
+def _check_strides(run, shapes):
+    for s, g in zip(shapes, run(strides, shapes), strict=True):
+        call = f"contiguous_strides({s})"
+        _same(_as_tuple(g, call), _torch_strides(s), call)
+
+
+# catches: strides in the wrong order; a product that includes the dim's own size; a list
+# where the text promises a tuple; 0-d shapes
 @exercise("01.1")
 def test_strides_of_common_shapes(run):
-    cases = [((2, 3), (3, 1)), ((4,), (1,)), ((2, 3, 4), (12, 4, 1)), ((), ())]
-    got = run(strides, [shape for shape, _ in cases])
-    for (shape, expected), g in zip(cases, got, strict=True):
-        call = f"contiguous_strides({shape})"
-        _same(_as_tuple(g, call), expected, call)
+    _check_strides(run, [(2, 3), (4,), (2, 3, 4), (), (3, 1, 5)])
 
 
+# catches: a size-0 dim that zeroes every stride before it (PyTorch counts it as 1)
 @exercise("01.1")
-def test_strides_match_numpy(run):
-    shapes = _shapes(run, 20)
-    for shape, g in zip(shapes, run(strides, shapes), strict=True):
-        call = f"contiguous_strides({shape})"
-        _same(_as_tuple(g, call), _strides_of(shape), call)
+def test_strides_with_size_zero_dims(run):
+    _check_strides(run, [(2, 0, 3), (0,), (4, 0), (0, 4), (0, 0), (1, 0, 1)])
 
 
+# catches: off-by-one products on random shapes; float strides (np.prod of an empty tuple)
 @exercise("01.1")
-def test_strides_agree_with_minitorch_tensors(run):
-    shape = (3, 1, 5)
-    (g,) = run(strides, [shape])
-    call = f"contiguous_strides({shape})"
-    _same(_as_tuple(g, call), minitorch.zeros(*shape).stride(), call)
+def test_strides_match_pytorch_on_random_shapes(run):
+    _check_strides(run, _shapes(run, 20) + _shapes(run, 5, low=0, high=3))
 
 
 # --- 01.2 index -> storage position -------------------------------------------------------
-@probe
+POSITION = forbid(shape.index_to_position, np.ravel_multi_index)
+
+
+@probe(forbid=POSITION)
 def positions(nb, cases):
     return [nb.index_to_position(*args) for args in cases]
 
 
+def _check_positions(run, cases):
+    for (args, expected), g in zip(cases, run(positions, [a for a, _ in cases]), strict=True):
+        call = f"index_to_position{args}"
+        assert _is_int(g), f"{call} returned {g!r}, expected the int {expected}"
+        _same(int(g), expected, call)
+
+
+# catches: the sum of index * stride mixed up (reversed strides, products of indices)
 @exercise("01.2")
 def test_position_in_a_contiguous_matrix(run):
-    cases = [(((1, 2), (3, 1)), 5), (((0, 0), (3, 1)), 0)]
-    for (args, expected), g in zip(cases, run(positions, [a for a, _ in cases]), strict=True):
-        _same(g, expected, f"index_to_position{args}")
+    _check_positions(run, [(((1, 2), (3, 1)), 5), (((0, 0), (3, 1)), 0), (((1, 1), (3, 1)), 4)])
 
 
+# catches: the offset ignored, or the default offset=0 missing; stride-0 dims; a 0-d index
 @exercise("01.2")
 def test_position_with_offset_and_transposed_strides(run):
-    cases = [(((2, 1), (1, 3), 4), 9), (((5,), (0,), 2), 2)]
-    for (args, expected), g in zip(cases, run(positions, [a for a, _ in cases]), strict=True):
-        _same(g, expected, f"index_to_position{args}")
+    cases = [(((2, 1), (1, 3), 4), 9), (((5,), (0,), 2), 2), (((), (), 7), 7), (((3,), (2,)), 6)]
+    _check_positions(run, cases)
 
 
+# catches: any formula other than offset + sum(index * stride), on real views
 @exercise("01.2")
 def test_position_reads_the_same_element_as_a_real_view(run):
     base = minitorch.arange(24).view(2, 3, 4)
@@ -93,11 +130,11 @@ def test_position_reads_the_same_element_as_a_real_view(run):
     indices += [tuple(int(run.rng.integers(0, n)) for n in view.shape) for _ in range(4)]
     cases = [(index, view.stride(), view.storage_offset()) for index in indices]
     for index, pos in zip(indices, run(positions, cases), strict=True):
-        assert type(pos) is int and 0 <= pos < len(storage), (
+        assert _is_int(pos) and 0 <= pos < len(storage), (
             f"index_to_position({index}, {view.stride()}, {view.storage_offset()}) returned "
             f"{pos!r}, which is not a position in the storage of {len(storage)} elements"
         )
-        got, expected = storage[pos], view[index].item()
+        got, expected = storage[int(pos)], view[index].item()
         assert got == expected, (
             f"index_to_position({index}, {view.stride()}, {view.storage_offset()}) = {pos}, "
             f"which holds {got}, but that element of the view is {expected}"
@@ -105,23 +142,36 @@ def test_position_reads_the_same_element_as_a_real_view(run):
 
 
 # --- 01.3 storage position -> index -------------------------------------------------------
-@probe
+UNRAVEL = forbid(shape.unravel_index, np.unravel_index, np.ndindex, Tensor.stride, *_ARRAYS)
+
+
+@probe(forbid=UNRAVEL)
 def unravel(nb, cases):
-    return [nb.unravel_index(pos, shape) for pos, shape in cases]
+    return [nb.unravel_index(pos, s) for pos, s in cases]
 
 
 def _check_unravel(run, cases):
-    for (pos, shape), g in zip(cases, run(unravel, cases), strict=True):
-        expected = tuple(int(i) for i in np.unravel_index(pos, shape))
-        call = f"unravel_index({pos}, {shape})"
+    for (pos, s), g in zip(cases, run(unravel, cases), strict=True):
+        expected = tuple(int(i) for i in np.unravel_index(pos, s))
+        call = f"unravel_index({pos}, {s})"
         _same(_as_tuple(g, call), expected, call)
 
 
+# catches: the dims peeled from the wrong end; / instead of //; a list instead of a tuple
 @exercise("01.3")
 def test_unravel_small_cases(run):
-    _check_unravel(run, [(5, (2, 3)), (0, (4,)), (23, (2, 3, 4))])
+    _check_unravel(run, [(5, (2, 3)), (0, (4,)), (23, (2, 3, 4)), (0, ())])
 
 
+# catches: size-1 dims skipped or mishandled, above all at the end of the shape; a loop
+# that stops once the position reaches 0 (a short index)
+@exercise("01.3")
+def test_unravel_with_size_one_dims(run):
+    shapes = [(3, 1), (2, 3, 1), (1,), (1, 1), (4, 1, 1), (1, 5), (2, 1, 3, 1)]
+    _check_unravel(run, [(pos, s) for s in shapes for pos in range(int(np.prod(s)))])
+
+
+# catches: anything that is not row-major order, on every position of random shapes
 @exercise("01.3")
 def test_unravel_matches_numpy_everywhere(run):
     shapes = [(3, 4), (2, 1, 5), (2, 3, 2, 2), *_shapes(run, 2)]
@@ -129,11 +179,30 @@ def test_unravel_matches_numpy_everywhere(run):
 
 
 # --- 01.4 broadcast_shapes ----------------------------------------------------------------
-@probe
+BROADCAST = forbid(
+    shape.broadcast_shapes,
+    np.broadcast_shapes,
+    np.broadcast_arrays,
+    *_ARRAYS,
+    *_TENSORS,
+    Tensor.expand,
+)
+
+
+@probe(forbid=BROADCAST)
 def broadcast(nb, cases):
     return [nb.broadcast_shapes(*shapes) for shapes in cases]
 
 
+def _check_broadcast(run, cases):
+    got = run(broadcast, [shapes for shapes, _ in cases])
+    for (shapes, expected), g in zip(cases, got, strict=True):
+        call = "broadcast_shapes" + repr(tuple(shapes))
+        _same(_as_tuple(g, call), expected, call)
+
+
+# catches: shapes padded on the right; sizes compared without the 1 rule; only two shapes
+# handled (one, or three); a list where the text promises a tuple
 @exercise("01.4")
 def test_broadcast_compatible_shapes(run):
     cases = [
@@ -143,13 +212,27 @@ def test_broadcast_compatible_shapes(run):
         (((1,), ()), (1,)),
         (((3, 2),), (3, 2)),
         (((2, 1, 1), (1, 3, 1), (1, 1, 4)), (2, 3, 4)),
+        (((1, 4), (3, 1), (4,)), (3, 4)),
     ]
-    got = run(broadcast, [shapes for shapes, _ in cases])
-    for (shapes, expected), g in zip(cases, got, strict=True):
-        call = "broadcast_shapes" + repr(shapes)
-        _same(_as_tuple(g, call), expected, call)
+    _check_broadcast(run, cases)
 
 
+# catches: max() of the sizes (0 with 1 must give 0); no shapes at all (must be ())
+@exercise("01.4")
+def test_broadcast_size_zero_and_no_shapes(run):
+    cases = [
+        (((0,), (1,)), (0,)),
+        (((1,), (0,)), (0,)),
+        (((0,), (0,)), (0,)),
+        (((2, 0), (1,)), (2, 0)),
+        (((0, 1), (3,)), (0, 3)),
+        ((), ()),
+        (((),), ()),
+    ]
+    _check_broadcast(run, cases)
+
+
+# catches: random pairs of shapes where a hand-written rule slips
 @exercise("01.4")
 def test_broadcast_matches_numpy(run):
     cases = []
@@ -160,33 +243,52 @@ def test_broadcast_matches_numpy(run):
             cases.append(((a, b), np.broadcast_shapes(a, b)))
         except ValueError:
             continue
-    got = run(broadcast, [shapes for shapes, _ in cases])
-    for ((a, b), expected), g in zip(cases, got, strict=True):
-        call = f"broadcast_shapes({a}, {b})"
-        _same(_as_tuple(g, call), expected, call)
+    _check_broadcast(run, cases)
 
 
-@exercise("01.4")
-def test_broadcast_incompatible_raises_naming_shapes(run):
+def _expect_value_error(run, shapes):
+    call = "broadcast_shapes" + repr(tuple(shapes))
     try:
-        got = run(broadcast, [((2, 3), (4,))])[0]
+        got = run(broadcast, [shapes])[0]
     except ValueError as err:
         message = str(err)
-        assert "(2, 3)" in message and "(4,)" in message, (
-            f"the ValueError should name both shapes, but its message is {message!r}"
-        )
+        for s in shapes:
+            assert str(tuple(s)) in message, (
+                f"the ValueError of {call} should name every shape, but its message is {message!r}"
+            )
         return
-    raise AssertionError(
-        f"broadcast_shapes((2, 3), (4,)) returned {got!r}; it should raise ValueError"
-    )
+    raise AssertionError(f"{call} returned {got!r}; it should raise ValueError")
+
+
+# catches: incompatible shapes that return a shape; another error type; a message that
+# does not name the shapes; size 0 paired with a size other than 0 or 1 accepted
+@exercise("01.4")
+def test_broadcast_incompatible_raises_naming_shapes(run):
+    _expect_value_error(run, ((2, 3), (4,)))
+    _expect_value_error(run, ((3,), (0,)))
+    _expect_value_error(run, ((2, 1), (1, 3), (4, 1)))
 
 
 # --- 01.5 broadcast index -----------------------------------------------------------------
-@probe
+BROADCAST_INDEX = forbid(
+    shape.broadcast_index, np.broadcast_to, np.broadcast_arrays, Tensor.expand, *_TENSORS
+)
+
+
+@probe(forbid=BROADCAST_INDEX)
 def broadcast_indices(nb, cases):
     return [nb.broadcast_index(*args) for args in cases]
 
 
+def _check_broadcast_indices(run, cases):
+    got = run(broadcast_indices, [args for args, _ in cases])
+    for (args, expected), g in zip(cases, got, strict=True):
+        call = "broadcast_index" + repr(args)
+        _same(_as_tuple(g, call, exact=False), expected, call)
+
+
+# catches: dims aligned on the left; size-1 dims not read at 0; a 0-d input (out_index[-0:]
+# is the whole index, not ())
 @exercise("01.5")
 def test_broadcast_index_examples(run):
     cases = [
@@ -195,13 +297,14 @@ def test_broadcast_index_examples(run):
         (((1, 2), (2, 3), (2, 1)), (1, 0)),
         (((4, 1, 2), (5, 3, 4), (3, 1)), (1, 0)),
         (((0, 0), (2, 2), ()), ()),
+        (((1, 1), (2, 2), ()), ()),
+        (((1, 2, 3), (2, 3, 4), (1, 1, 1)), (0, 0, 0)),
+        (((1, 2), (2, 3), (2, 3)), (1, 2)),
     ]
-    got = run(broadcast_indices, [args for args, _ in cases])
-    for (args, expected), g in zip(cases, got, strict=True):
-        call = "broadcast_index" + repr(args)
-        _same(_as_tuple(g, call), expected, call)
+    _check_broadcast_indices(run, cases)
 
 
+# catches: the size-1 test made on the output's shape instead of the input's
 @exercise("01.5")
 def test_broadcast_index_reproduces_numpy_broadcasting(run):
     a_shape = (3, 1, 4)
@@ -216,7 +319,8 @@ def test_broadcast_index_reproduces_numpy_broadcasting(run):
     got = run(broadcast_indices, cases)
     for k, out_index in enumerate(indices):
         call = f"broadcast_index({out_index}, {out_shape}, ...)"
-        ia, ib = _as_tuple(got[2 * k], call), _as_tuple(got[2 * k + 1], call)
+        ia = _as_tuple(got[2 * k], call, exact=False)
+        ib = _as_tuple(got[2 * k + 1], call, exact=False)
         try:
             value = a[ia] + b[ib]
         except (IndexError, TypeError, ValueError):
@@ -231,10 +335,26 @@ def test_broadcast_index_reproduces_numpy_broadcasting(run):
 
 
 # --- 01.6 permute as a stride shuffle -----------------------------------------------------
+PERMUTE = forbid(
+    Tensor.permute,
+    Tensor.transpose,
+    Tensor.T,
+    Tensor.mT,
+    minitorch.permute,
+    minitorch.transpose,
+    ops.views.Permute,
+    np.transpose,
+    np.moveaxis,
+    np.swapaxes,
+    np.ndarray.transpose,
+    np.ndarray.swapaxes,
+)
+
+
 def _view(spec):
     """A minitorch view from a plain spec: (n, shape, slices or None)."""
-    n, shape, slices = spec
-    t = minitorch.arange(n).view(*shape)
+    n, shape_, slices = spec
+    t = minitorch.arange(n).view(*shape_)
     if slices is not None:
         t = t[tuple(slice(*s) for s in slices)]
     return t
@@ -243,7 +363,8 @@ def _view(spec):
 @probe
 def permuted(nb, spec, dims):
     t = _view(spec)
-    p = nb.permute(t, dims)
+    with forbidding(PERMUTE, nb):
+        p = nb.permute(t, dims)
     data = tensor_data(p)
     if data["type"] == "Tensor":
         data["stride"] = tuple(p.stride())
@@ -255,7 +376,8 @@ def permuted(nb, spec, dims):
 @probe
 def write_through(nb, spec, dims, index, source_index):
     t = _view(spec)
-    p = nb.permute(t, dims)
+    with forbidding(PERMUTE, nb):
+        p = nb.permute(t, dims)
     p[tuple(index)] = 100
     return t[tuple(source_index)].item()
 
@@ -266,19 +388,38 @@ def _permuted(run, spec, dims):
     return got
 
 
+def _check_permute(run, shape_, dims):
+    n = int(np.prod(shape_))
+    got = _permuted(run, (n, shape_, None), dims)
+    expected = np.transpose(np.arange(n).reshape(shape_), dims)
+    assert got["shape"] == expected.shape, (
+        f"permute(t of shape {shape_}, {dims}) has shape {got['shape']}, expected {expected.shape}"
+    )
+    assert np.array_equal(got["values"], expected), (
+        f"permute(t of shape {shape_}, {dims}) has the wrong values (new dim i is old dim "
+        "dims[i]: did you invert the permutation?)"
+    )
+
+
+# catches: the inverse permutation (new dim i must be old dim dims[i]); sizes shuffled but
+# not strides; delegating to t.permute, t.transpose or numpy
 @exercise("01.6")
 def test_permute_values_match_numpy(run):
-    shape = (2, 3, 4)
     all_dims = [(1, 0, 2), (2, 0, 1), (0, 1, 2), (2, 1, 0), tuple(run.rng.permutation(3).tolist())]
     for dims in all_dims:
-        got = _permuted(run, (24, shape, None), dims)
-        expected = np.transpose(np.arange(24).reshape(shape), dims)
-        assert got["shape"] == expected.shape, (
-            f"permute(t, {dims}) has shape {got['shape']}, expected {expected.shape}"
-        )
-        assert np.array_equal(got["values"], expected), f"permute(t, {dims}) has the wrong values"
+        _check_permute(run, (2, 3, 4), dims)
 
 
+# catches: negative dims (-1 is the last dim); 0-d and 4-d tensors
+@exercise("01.6")
+def test_permute_with_negative_dims_and_other_ranks(run):
+    _check_permute(run, (2, 3, 4), (-1, 0, 1))
+    _check_permute(run, (2, 3, 4), (1, -1, -3))
+    _check_permute(run, (2, 1, 3, 2), (3, 1, 0, 2))
+    _check_permute(run, (), ())
+
+
+# catches: a copy (contiguous(), numpy, minitorch.tensor) instead of a view
 @exercise("01.6")
 def test_permute_copies_nothing(run):
     got = _permuted(run, (6, (2, 3), None), (1, 0))
@@ -291,6 +432,7 @@ def test_permute_copies_nothing(run):
     assert seen == 100, "writing p[2, 1] through the view did not change t[1, 2]"
 
 
+# catches: the storage offset of a sliced view dropped (reads from the storage's start)
 @exercise("01.6")
 def test_permute_of_a_sliced_view_keeps_its_offset(run):
     spec = (30, (5, 6), ((1, 4), (2, None)))
@@ -301,6 +443,18 @@ def test_permute_of_a_sliced_view_keeps_its_offset(run):
 
 
 # --- 01.7 sum along a dim over raw storage ------------------------------------------------
+SUM = forbid(
+    Tensor.sum,
+    Tensor.numpy,
+    Tensor.tolist,
+    Tensor.__getitem__,
+    minitorch.sum,
+    ops.reduce.Sum,
+    np.sum,
+    np.ndarray.sum,
+    np.add.reduce,
+)
+
 _VIEWS = {
     "contiguous": lambda t: t,
     "permuted": lambda t: t.permute(2, 0, 1),
@@ -311,18 +465,20 @@ _VIEWS = {
 
 
 def _sum_input(values, view):
-    return _VIEWS[view](minitorch.tensor(values))
+    return _VIEWS[view](minitorch.from_numpy(np.array(values)))
 
 
 @probe
 def summed(nb, values, view, dims):
     t = _sum_input(values, view)
-    return [tensor_data(nb.sum_dim(t, dim)) for dim in dims]
+    with forbidding(SUM, nb):
+        results = [nb.sum_dim(t, dim) for dim in dims]
+    return [tensor_data(r) for r in results]
 
 
-def _check_sums(run, values, view):
+def _check_sums(run, values, view, dims=None):
     t = _sum_input(values, view)
-    dims = list(range(t.ndim))
+    dims = list(range(t.ndim)) if dims is None else dims
     for dim, got in zip(dims, run(summed, values, view, dims), strict=True):
         expected = t.numpy().sum(axis=dim)
         what = f"sum_dim(t of shape {tuple(t.shape)}, strides {t.stride()}, dim={dim})"
@@ -330,17 +486,25 @@ def _check_sums(run, values, view):
         assert got["shape"] == expected.shape, (
             f"{what} has shape {got['shape']}, expected {expected.shape}"
         )
+        assert got["dtype"] == str(t.dtype), (
+            f"{what} has dtype {got['dtype']}; a sum keeps the input's dtype, {t.dtype} "
+            "(minitorch.tensor(values, dtype=t.dtype))"
+        )
         assert np.allclose(got["values"], expected, atol=1e-4), (
             f"{what} gives {np.round(got['values'], 3).tolist()}, expected "
             f"{expected.round(3).tolist()}"
         )
 
 
+# catches: the wrong dim removed from the shape; output positions mapped to the wrong
+# elements; 1-d inputs (a 0-d result)
 @exercise("01.7")
 def test_sum_dim_of_contiguous_tensors(run):
     _check_sums(run, np.arange(12, dtype=np.float32).reshape(3, 4), "contiguous")
+    _check_sums(run, np.array([1.5, 2.0, -3.0], dtype=np.float32), "contiguous")
 
 
+# catches: a walk that ignores the strides or the offset (reads the storage as contiguous)
 @exercise("01.7")
 def test_sum_dim_of_views_reads_through_strides(run):
     values = run.rng.standard_normal((4, 5, 3)).astype(np.float32)
@@ -348,6 +512,23 @@ def test_sum_dim_of_views_reads_through_strides(run):
         _check_sums(run, values, view)
 
 
+# catches: a stride-0 (expanded) dim that reads past the storage or counts once
 @exercise("01.7")
 def test_sum_dim_of_a_broadcast_view(run):
     _check_sums(run, np.array([1.0, 2.0, 3.0], dtype=np.float32), "broadcast")
+
+
+# catches: sums that come back float32 whatever the input (int64 and float64 must stay)
+@exercise("01.7")
+def test_sum_dim_keeps_the_dtype(run):
+    ints = run.rng.integers(-50, 50, size=(3, 4)).astype(np.int64)
+    _check_sums(run, ints, "contiguous")
+    _check_sums(run, run.rng.standard_normal((2, 3, 4)) * 1e9, "permuted")
+
+
+# catches: negative dims (-1 is the last); a size-0 dim (sums to zeros, or vanishes)
+@exercise("01.7")
+def test_sum_dim_with_negative_and_empty_dims(run):
+    values = run.rng.standard_normal((4, 5, 3)).astype(np.float32)
+    _check_sums(run, values, "sliced", dims=[-1, -2, -3])
+    _check_sums(run, np.zeros((2, 0), dtype=np.float32), "contiguous")

@@ -1,0 +1,435 @@
+"""Delegation: an answer that hands the exercised piece to a ready-made implementation.
+
+An exercise declares what it forbids, next to its probes::
+
+    STRIDES = forbid(minitorch.shape.contiguous_strides, minitorch.Tensor.stride, np.zeros)
+
+    @probe(forbid=STRIDES)
+    def strides(nb, shapes):
+        return [nb.contiguous_strides(shape) for shape in shapes]
+
+While the probe runs, a call to a forbidden implementation *made from code outside the
+libraries* (the learner's cells, an alias of the function, a copy captured before grading,
+a function re-created after ``importlib.reload``, a class attribute rebound to it) is
+recorded; when the probe ends the probe fails with "your answer used minitorch's own
+contiguous_strides: write it yourself", and the runner gives the whole exercise no points.
+Calls made from inside minitorch, numpy, the standard library (or any installed package)
+stay allowed: ``minitorch.tensor(values).view(shape)`` computes contiguous strides on the
+learner's behalf, and that is not delegation.
+
+How it works: ``sys.setprofile`` (and ``threading.setprofile``) watch the ``call`` and
+``c_call`` events; a callee matches a forbidden Python function by its code's location
+(``co_filename``, ``co_name``, ``co_firstlineno``, which a reload or a rebinding keeps), a
+forbidden C function by module and qualified name. The caller is the frame below the
+callee's: it must be code that lives outside the libraries for the call to count.
+
+What ``forbid`` accepts (each may be wrapped in :class:`Forbidden` to give its label):
+
+- a function, method, staticmethod, classmethod or property: that code;
+- a class: every function defined in its body, and any class of the notebook that *is*
+  it or subclasses it (``class Mul(ops.Mul): pass`` would otherwise run minitorch's own
+  backward, called by the engine on the learner's behalf);
+- ``(owner, "name")``: ``owner.__dict__["name"]`` (what ``getattr`` would hide);
+- a numpy function (array-function dispatchers included) or another C function;
+- a module name such as ``"torch"``: any call into that package.
+
+Inside a probe, ``with forbidding(targets, nb):`` watches a narrower stretch; guards nest.
+:data:`TORCH` is forbidden everywhere a probe forbids anything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import sysconfig
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import CodeType, FrameType, FunctionType, MethodType, ModuleType
+from typing import Any
+
+#: The message starts so (``runner`` uses it to give the whole exercise no points).
+DELEGATION_PREFIX = "your answer used "
+#: Packages no answer may call (a learner who reaches for them delegates the piece).
+TORCH = "torch"
+
+
+class Delegated(AssertionError):
+    """The learner's code called a forbidden implementation; ``str()`` says which."""
+
+
+@dataclass(frozen=True)
+class Forbidden:
+    """One forbidden implementation, with the words the message uses for it."""
+
+    target: Any
+    label: str = ""
+
+
+@dataclass
+class Targets:
+    """A resolved set of forbidden implementations (what :func:`forbid` returns)."""
+
+    codes: dict[tuple[str, str], dict[int, str]] = field(default_factory=dict)
+    package_codes: dict[tuple[str, str], str] = field(default_factory=dict)
+    wrappers: set[tuple[str, str, int]] = field(default_factory=set)
+    c_functions: dict[tuple[str, str], str] = field(default_factory=dict)
+    classes: dict[type, str] = field(default_factory=dict)
+    packages: dict[str, str] = field(default_factory=dict)
+
+    def __add__(self, other: Targets) -> Targets:
+        merged = Targets()
+        for part in (self, other):
+            for key, lines in part.codes.items():
+                merged.codes.setdefault(key, {}).update(lines)
+            merged.package_codes.update(part.package_codes)
+            merged.wrappers |= part.wrappers
+            merged.c_functions.update(part.c_functions)
+            merged.classes.update(part.classes)
+            merged.packages.update(part.packages)
+        return merged
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.codes or self.package_codes or self.c_functions or self.classes or self.packages
+        )
+
+
+# -- resolving targets --------------------------------------------------------------------------
+
+
+def _label(obj: Any) -> str:
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str):
+        module = _c_key(obj)[0] if callable(obj) else ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    root = module.split(".")[0]
+    if root == "minitorch":
+        return f"minitorch's own {name}"
+    if root == "numpy":
+        return f"numpy's {name}"
+    return f"{root}'s {name}" if root else name
+
+
+def _add_code(targets: Targets, code: CodeType, label: str) -> None:
+    targets.codes.setdefault((code.co_filename, code.co_name), {})[code.co_firstlineno] = label
+
+
+def _c_key(func: Any) -> tuple[str, str]:
+    """(module, qualified name) of a C function or method, as a ``c_call`` event shows it."""
+    module = getattr(func, "__module__", None)
+    owner = getattr(func, "__objclass__", None) or getattr(func, "__self__", None)
+    if not isinstance(module, str):
+        if isinstance(owner, ModuleType):
+            module = owner.__name__
+        elif isinstance(owner, type):
+            module = owner.__module__
+        else:
+            module = type(owner).__module__ if owner is not None else ""
+    return module, getattr(func, "__qualname__", getattr(func, "__name__", ""))
+
+
+def _resolve(targets: Targets, obj: Any, label: str) -> None:
+    if isinstance(obj, Forbidden):
+        _resolve(targets, obj.target, obj.label or label)
+        return
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], str):
+        owner, name = obj
+        _resolve(targets, owner.__dict__[name], label or _label(getattr(owner, name)))
+        return
+    if isinstance(obj, str):
+        targets.packages[obj] = label or f"{obj}'s own version"
+        return
+    label = label or _label(obj)
+    if isinstance(obj, (staticmethod, classmethod)):
+        _resolve(targets, obj.__func__, label)
+    elif isinstance(obj, property):
+        for accessor in (obj.fget, obj.fset, obj.fdel):
+            if accessor is not None:
+                _resolve(targets, accessor, label)
+    elif isinstance(obj, MethodType):
+        _resolve(targets, obj.__func__, label)
+    elif isinstance(obj, FunctionType):
+        while isinstance(getattr(obj, "__wrapped__", None), FunctionType):  # a decorator's
+            code = obj.__code__
+            targets.wrappers.add((code.co_filename, code.co_name, code.co_firstlineno))
+            obj = obj.__wrapped__
+        _add_code(targets, obj.__code__, label)
+    elif isinstance(obj, type):
+        targets.classes[obj] = label
+        for value in vars(obj).values():
+            if isinstance(value, (FunctionType, staticmethod, classmethod, property)):
+                _resolve(targets, value, label)
+    elif type(obj).__name__ == "_ArrayFunctionDispatcher":  # numpy's public functions
+        implementation = obj._implementation
+        if isinstance(implementation, FunctionType):
+            _add_code(targets, implementation.__code__, label)
+        else:  # a C function, whose Python dispatcher bears its name, somewhere in numpy
+            targets.package_codes[("numpy", obj.__name__)] = label
+            targets.c_functions[_c_key(implementation)] = label
+    elif callable(obj):
+        targets.c_functions[_c_key(obj)] = label
+    else:
+        raise TypeError(f"forbid() cannot watch {obj!r}: give a function, class or module name")
+
+
+def forbid(*objects: Any) -> Targets:
+    """The forbidden implementations ``objects`` (see the module docstring), resolved once;
+    torch is always among them."""
+    targets = Targets()
+    _resolve(targets, TORCH, "")
+    for obj in objects:
+        if isinstance(obj, Targets):
+            targets = targets + obj
+        else:
+            _resolve(targets, obj, "")
+    return targets
+
+
+# -- whose code is calling ---------------------------------------------------------------------
+
+
+def _library_roots() -> tuple[str, ...]:
+    import minitorch
+
+    roots = {os.path.dirname(os.path.abspath(minitorch.__file__))}
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(name)
+        if path:
+            roots.add(os.path.abspath(path))
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        roots.add(os.path.abspath(prefix))
+    return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
+
+
+_ROOTS: tuple[str, ...] | None = None
+_LIBRARY: dict[str, bool] = {}
+
+
+def is_library(filename: str) -> bool:
+    """Whether code from ``filename`` belongs to minitorch, Python or an installed package."""
+    known = _LIBRARY.get(filename)
+    if known is not None:
+        return known
+    global _ROOTS
+    if _ROOTS is None:
+        _ROOTS = _library_roots()
+    found = filename.startswith("<frozen") or (
+        os.path.isabs(filename) and os.path.abspath(filename).startswith(_ROOTS)
+    )
+    _LIBRARY[filename] = found
+    return found
+
+
+_PACKAGE_DIRS: dict[str, str] = {}
+
+
+def _package_dir(package: str) -> str:
+    """The folder of an installed package, found without importing it ("" if none)."""
+    if package not in _PACKAGE_DIRS:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        origin = getattr(spec, "origin", None)
+        _PACKAGE_DIRS[package] = os.path.dirname(origin) + os.sep if origin else ""
+    return _PACKAGE_DIRS[package]
+
+
+def _package(name: Any) -> str:
+    return name.partition(".")[0] if isinstance(name, str) else ""
+
+
+# -- the watch -----------------------------------------------------------------------------------
+
+
+class _Layer:
+    def __init__(self, targets: Targets) -> None:
+        self.targets = targets
+        self.hits: list[str] = []
+
+
+class _Watch:
+    """The profile hook and the stack of active guards.
+
+    The hook does as little as it can per event: a set lookup of the callee's name, and
+    the rest only when the name is one a guard watches.
+    """
+
+    def __init__(self) -> None:
+        self.layers: list[_Layer] = []
+        self.names: frozenset[str] = frozenset()
+        self.c_names: frozenset[str] = frozenset()
+        self.packages: frozenset[str] = frozenset()
+        self.saved: tuple[Any, Any] = (None, None)
+        self.hook = self._make_hook()
+
+    def _refresh(self) -> None:
+        targets = [layer.targets for layer in self.layers]
+        self.names = frozenset(
+            [name for t in targets for _, name in t.codes]
+            + [name for t in targets for _, name in t.package_codes]
+        )
+        self.c_names = frozenset(q.rsplit(".", 1)[-1] for t in targets for _, q in t.c_functions)
+        self.packages = frozenset(p for t in targets for p in t.packages)
+        self.hook = self._make_hook()
+
+    def _make_hook(self) -> Any:
+        """The profile function, with what it checks in its closure (the fastest lookups)."""
+        names, c_names = self.names, self.c_names
+        prefixes = tuple(_package_dir(p) for p in self.packages if _package_dir(p))
+        modules = tuple(self.packages)
+        on_call, on_c_call = self._on_call, self._on_c_call
+
+        def hook(frame: FrameType, event: str, arg: Any) -> None:
+            if event == "call":
+                code = frame.f_code
+                if code.co_name in names or code.co_filename.startswith(prefixes):
+                    on_call(frame)
+            elif event == "c_call":
+                if getattr(arg, "__name__", None) in c_names or (
+                    modules and str(getattr(arg, "__module__", None)).startswith(modules)
+                ):
+                    on_c_call(frame, arg)
+
+        return hook
+
+    def _on_call(self, frame: FrameType) -> None:
+        caller = frame.f_back
+        while caller is not None and self._is_wrapper(caller.f_code):
+            caller = caller.f_back  # a decorator's wrapper around a forbidden function
+        if caller is None or is_library(caller.f_code.co_filename):
+            return
+        code = frame.f_code
+        key = (code.co_filename, code.co_name)
+        package = _package(frame.f_globals.get("__name__"))
+        for layer in self.layers:
+            targets = layer.targets
+            label = targets.codes.get(key, {}).get(code.co_firstlineno)
+            label = label or targets.package_codes.get((package, code.co_name))
+            label = label or targets.packages.get(package)
+            if label:
+                layer.hits.append(label)
+
+    def _is_wrapper(self, code: CodeType) -> bool:
+        key = (code.co_filename, code.co_name, code.co_firstlineno)
+        return any(key in layer.targets.wrappers for layer in self.layers)
+
+    def _on_c_call(self, frame: FrameType, func: Any) -> None:
+        if is_library(frame.f_code.co_filename):
+            return
+        key = _c_key(func)
+        for layer in self.layers:
+            label = layer.targets.c_functions.get(key) or layer.targets.packages.get(
+                _package(key[0])
+            )
+            if label:
+                layer.hits.append(label)
+
+    def push(self, layer: _Layer) -> None:
+        if not self.layers:
+            self.saved = (sys.getprofile(), threading.getprofile())
+        self.layers.append(layer)
+        self._refresh()
+        sys.setprofile(self.hook)
+        threading.setprofile(self.hook)
+
+    def pop(self, layer: _Layer) -> bool:
+        """Remove ``layer``; whether the hook was still in place (not switched off)."""
+        intact = sys.getprofile() is self.hook
+        if layer in self.layers:
+            self.layers.remove(layer)
+        self._refresh()
+        if self.layers:
+            sys.setprofile(self.hook)
+        else:
+            sys.setprofile(self.saved[0])
+            threading.setprofile(self.saved[1])
+        return intact
+
+
+_WATCH = _Watch()
+
+
+def _label_of(obj: Any, targets: Targets) -> str:
+    """The label of ``obj`` when it *is* a forbidden implementation, else ""."""
+    if isinstance(obj, (staticmethod, classmethod, MethodType)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        obj = obj.fget
+    if isinstance(obj, FunctionType):
+        code = obj.__code__
+        return targets.codes.get((code.co_filename, code.co_name), {}).get(code.co_firstlineno, "")
+    if isinstance(obj, type):
+        return next((label for cls, label in targets.classes.items() if issubclass(obj, cls)), "")
+    if callable(obj) and type(obj).__name__ in ("builtin_function_or_method", "method_descriptor"):
+        return targets.c_functions.get(_c_key(obj), "")
+    return ""
+
+
+def _definitions_in(namespace: dict[str, Any] | None, targets: Targets) -> list[str]:
+    """Labels of forbidden implementations the notebook's classes are, inherit from, or
+    hold as attributes (``class Linear(nn.Module): forward = F.linear``): those are called
+    by the package on the learner's behalf, so no call from the learner's code shows them.
+    """
+    if not namespace:
+        return []
+    found = []
+    home = namespace.get("__name__", "__main__")
+    for value in list(namespace.values()):
+        if not isinstance(value, type):
+            continue
+        label = _label_of(value, targets)
+        if label:
+            found.append(label)
+        elif value.__module__ == home:  # a class the notebook defined (not an imported one)
+            attributes = list(vars(value).values())
+            found += [label for attr in attributes if (label := _label_of(attr, targets))]
+    return found
+
+
+def message(label: str) -> str:
+    """The one line a delegating answer gets."""
+    return f"{DELEGATION_PREFIX}{label}: write it yourself"
+
+
+def is_delegation(text: str) -> bool:
+    return isinstance(text, str) and text.startswith(DELEGATION_PREFIX)
+
+
+@contextmanager
+def forbidding(targets: Targets | Iterable[Any], nb: Any = None) -> Iterator[None]:
+    """Watch the block: raise :class:`Delegated` at its end if code outside the libraries
+    called one of ``targets``, or a class of ``nb`` is (or subclasses) a forbidden class.
+
+    The learner's code cannot catch the error: it is raised here, after the block, and it
+    replaces whatever the block raised.
+    """
+    if not isinstance(targets, Targets):
+        targets = forbid(*targets)
+    if not targets:
+        yield
+        return
+    namespace = getattr(nb, "_globals", nb if isinstance(nb, dict) else None)
+    layer = _Layer(targets)
+    _WATCH.push(layer)
+    try:
+        yield
+    except BaseException:
+        _finish(layer, namespace)
+        raise
+    _finish(layer, namespace)
+
+
+def _finish(layer: _Layer, namespace: dict[str, Any] | None) -> None:
+    intact = _WATCH.pop(layer)
+    found = layer.hits + _definitions_in(namespace, layer.targets)
+    if found:
+        raise Delegated(message(found[0])) from None
+    if not intact:
+        raise Delegated(
+            f"{DELEGATION_PREFIX}sys.setprofile, which switches off the grader's watch for "
+            "ready-made implementations: remove it"
+        ) from None

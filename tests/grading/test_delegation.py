@@ -1,0 +1,128 @@
+"""The one delegation mechanism: a call from the learner's code to a forbidden
+implementation fails the probe (however the learner reached it); calls the package makes
+on the learner's behalf do not."""
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import nn, optim
+from minitorch.grading import Delegated, LocalRunner, forbid, forbidding, probe
+from minitorch.grading.delegation import is_delegation
+from minitorch.grading.notebook import load_cells
+
+STRIDES = forbid(minitorch.shape.contiguous_strides, np.unravel_index, np.zeros)
+
+
+def _nb(source):
+    return load_cells([(1, source)], "a test")
+
+
+def _calls(source, targets=STRIDES, name="f", args=((2, 3),)):
+    nb = _nb(source)
+    with forbidding(targets, nb):
+        return getattr(nb, name)(*args)
+
+
+OWN = "def f(s):\n    return tuple(s)\n"
+DELEGATING = {
+    "direct": "import minitorch\ndef f(s):\n    return minitorch.shape.contiguous_strides(s)\n",
+    "alias": "from minitorch.shape import contiguous_strides as f\n",
+    "captured": "import minitorch.shape\n_o = minitorch.shape.contiguous_strides\n"
+    "def f(s):\n    return _o(s)\n",
+    "reloaded": "import importlib, minitorch.shape as m\n"
+    "def f(s):\n    return importlib.reload(m).contiguous_strides(s)\n",
+    "numpy_dispatcher": "import numpy as np\ndef f(s):\n    return np.unravel_index(1, s)\n",
+    "numpy_c_function": "import numpy as np\ndef f(s):\n    return np.zeros(s).strides\n",
+    "through_map": "import numpy as np\n"
+    "def f(s):\n    return list(map(np.unravel_index, [1], [s]))\n",
+    "caught_by_the_learner": "import numpy as np\ndef f(s):\n    try:\n"
+    "        np.unravel_index(1, s)\n    except Exception:\n        pass\n    return s\n",
+    "torch": "def f(s):\n    import torch\n    return torch.zeros(s).stride()\n",
+}
+
+
+def test_own_code_passes():
+    assert _calls(OWN) == (2, 3)
+
+
+@pytest.mark.parametrize("how", sorted(DELEGATING))
+def test_delegation_is_caught_however_reached(how):
+    if how == "torch":
+        pytest.importorskip("torch")
+    with pytest.raises(Delegated) as caught:
+        _calls(DELEGATING[how])
+    assert is_delegation(str(caught.value)) and str(caught.value).endswith("write it yourself")
+
+
+def test_calls_the_package_makes_for_the_learner_are_allowed():
+    # minitorch.zeros computes contiguous strides itself: not the learner's call
+    source = "import minitorch\ndef f(s):\n    return tuple(minitorch.zeros(*s).shape)\n"
+    assert _calls(source) == (2, 3)
+
+
+def test_subclassing_or_rebinding_a_forbidden_class_is_caught():
+    targets = forbid(minitorch.ops.elementwise.Mul, minitorch.nn.functional.linear)
+    sub = "from minitorch.ops.elementwise import Mul as _M\nclass Mul(_M):\n    pass\n"
+    with pytest.raises(Delegated, match="Mul"):
+        _calls(sub + OWN, targets)
+    bound = (
+        "import minitorch.nn.functional as F\nfrom minitorch import nn\n"
+        "class Linear(nn.Module):\n    forward = staticmethod(F.linear)\n" + OWN
+    )
+    with pytest.raises(Delegated, match="linear"):
+        _calls(bound, targets)
+
+
+def test_a_decorated_method_is_matched_through_its_wrapper():
+    source = (
+        "from minitorch import optim\nclass SGD(optim.SGD):\n    pass\n"
+        "def f(opt):\n    opt.step()\n"
+    )
+    p = nn.Parameter(minitorch.ones(2))
+    p.grad = minitorch.ones(2)
+    nb = _nb(source)
+    with pytest.raises(Delegated, match="SGD.step"):
+        with forbidding(forbid(optim.SGD.step), nb):
+            nb.f(nb.SGD([p], lr=0.1))
+    with forbidding(forbid(optim.SGD.step), nb):  # Adam's step is another function
+        nb.f(optim.Adam([p], lr=0.1))
+
+
+def test_switching_the_watch_off_is_caught():
+    source = "import sys\ndef f(s):\n    sys.setprofile(None)\n    return s\n"
+    with pytest.raises(Delegated, match="setprofile"):
+        _calls(source)
+
+
+def test_guards_nest_and_restore_the_previous_profiler():
+    import sys
+
+    with forbidding(STRIDES):
+        with forbidding(forbid(np.ones)):
+            pass
+        assert sys.getprofile() is not None
+    assert sys.getprofile() is None
+
+
+@probe(forbid=STRIDES)
+def _strides_probe(nb, shape):
+    return nb.f(shape)
+
+
+def test_a_probe_reports_delegation_and_the_exercise_gets_no_points():
+    from minitorch.grading.registry import ExerciseTests, Registration
+    from minitorch.grading.runner import run_exercise
+
+    def judge(run):
+        assert run(_strides_probe, (2, 3)) == (2, 3)
+
+    def other(run):
+        pass  # a test that passes on its own
+
+    tests = [Registration("99.1", f) for f in (judge, other)]
+    exercise = ExerciseTests("99.1", "strides", 4, tests)
+    result = run_exercise(exercise, LocalRunner(_nb(DELEGATING["direct"])))
+    assert result.score == 0 and is_delegation(result.reason), result
+    result = run_exercise(exercise, LocalRunner(_nb(OWN)))
+    assert result.score == 4, result
