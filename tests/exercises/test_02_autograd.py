@@ -9,14 +9,45 @@ came out. Leaves are described by plain specs ``(seed, shape, low, high, dtype)`
 that the probe and the judge build the same values.
 """
 
+import contextlib
+import importlib
+import sys
+
 import numpy as np
 
 import minitorch
-from minitorch import Function
-from minitorch.autograd import Node
-from minitorch.grading import exercise, probe, tensor_data
+from minitorch import Function, Tensor
+from minitorch.autograd import Node, engine
+from minitorch.autograd import graph_figure as _figure
+from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe, tensor_data
+from minitorch.ops import elementwise, linalg, reduce
 
 F64 = minitorch.float64
+_checks = importlib.import_module("minitorch.autograd.gradcheck")
+
+# What each exercise may not hand its piece to (see minitorch.grading.delegation).
+_NO_RECURSION = Forbidden(
+    sys.setrecursionlimit, "sys.setrecursionlimit (walk the graph with a loop, not recursion)"
+)
+_ENGINE = (engine.backward, engine.grad, engine._run, engine._dependencies, engine._needed)
+FORBIDDEN = {
+    "02.1": forbid(elementwise.Mul, elementwise.Div),
+    "02.2": forbid(elementwise.Exp, elementwise.Log),
+    "02.3": forbid(elementwise.unbroadcast),
+    "02.4": forbid(linalg.MatMul, linalg.matmul_arrays, elementwise.unbroadcast),
+    "02.5": forbid(reduce.Sum, reduce._expand_back),
+    "02.6": forbid(*_ENGINE, Tensor.backward, _figure.graph_layout, _NO_RECURSION),
+    "02.7": forbid(
+        *_ENGINE,
+        engine._Pass,
+        engine._accumulate_into,
+        engine._add_to,
+        Tensor.backward,
+        _NO_RECURSION,
+    ),
+    "02.8": forbid(),
+    "02.9": forbid(_checks.gradcheck, _checks.gradgradcheck, _checks._compare),
+}
 
 
 # --- helpers, on both sides ---------------------------------------------------------------
@@ -82,6 +113,10 @@ MINE = {
         (L[0].exp() / nb.Sum.apply(L[0].exp(), 1, True) * L[1]).sum()
         + nb.Sum.apply(nb.Sum.apply(L[0] * L[0], 0, False), None, False)
     ),
+    "sum_squared": lambda nb, L, C, P: (
+        (nb.Sum.apply(L[0] * L[0], 1, False) ** 2).sum()
+        + nb.Sum.apply(L[0], (0,), True).tanh().sum()
+    ),
 }
 
 REFERENCE = {
@@ -98,6 +133,23 @@ REFERENCE = {
     "softmax_sum": lambda L, C, P: (
         (L[0].exp() / L[0].exp().sum(1, keepdim=True) * L[1]).sum() + (L[0] * L[0]).sum(0).sum()
     ),
+    "sum_squared": lambda L, C, P: (
+        ((L[0] * L[0]).sum(1) ** 2).sum() + L[0].sum(0, keepdim=True).tanh().sum()
+    ),
+}
+
+
+GRAPH_EXERCISE = {
+    "mul": "02.1",
+    "div": "02.1",
+    "mul_self": "02.1",
+    "exp_log": "02.2",
+    "add": "02.3",
+    "matmul": "02.4",
+    "two_layers": "02.4",
+    "sum": "02.5",
+    "softmax_sum": "02.5",
+    "sum_squared": "02.5",
 }
 
 
@@ -105,8 +157,50 @@ REFERENCE = {
 def graph_grads(nb, graph, specs, constants, params):
     leaves = [_leaf(s) for s in specs]
     consts = [minitorch.tensor(c) for c in constants]
-    MINE[graph](nb, leaves, consts, params).backward()
+    with forbidding(FORBIDDEN[GRAPH_EXERCISE[graph]], nb):
+        MINE[graph](nb, leaves, consts, params).backward()
     return [_grad(t) for t in leaves]
+
+
+def _hessian_vector(loss, leaves, seed):
+    """d/dleaves of sum_i (dloss/dleaf_i . v_i) for fixed random v: second derivatives."""
+    grads = minitorch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
+    total = None
+    for k, (g, leaf) in enumerate(zip(grads, leaves, strict=True)):
+        if g is not None and g.requires_grad:
+            v = minitorch.tensor(_weights(seed + k, tuple(leaf.shape)), dtype=leaf.dtype)
+            term = (g * v).sum()
+            total = term if total is None else total + term
+    if total is None:
+        return [None for _ in leaves]
+    second = minitorch.autograd.grad(total, leaves, allow_unused=True)
+    return [None if h is None else np.array(h.numpy(), dtype=np.float64) for h in second]
+
+
+@probe
+def graph_second_derivatives(nb, graph, specs, constants, params):
+    leaves = [_leaf(s) for s in specs]
+    consts = [minitorch.tensor(c) for c in constants]
+    with forbidding(FORBIDDEN[GRAPH_EXERCISE[graph]], nb):
+        return _hessian_vector(MINE[graph](nb, leaves, consts, params), leaves, 500)
+
+
+def _same_second_derivatives(run, graph, specs, what, constants=(), params=()):
+    """Second derivatives through the learner's backward (create_graph=True) against
+    minitorch's: a backward that detaches or goes through numpy loses them."""
+    got = run(graph_second_derivatives, graph, specs, list(constants), list(params))
+    leaves = [_leaf(s) for s in specs]
+    loss = REFERENCE[graph](leaves, [minitorch.tensor(c) for c in constants], list(params))
+    expected = _hessian_vector(loss, leaves, 500)
+    hint = (
+        "(write backward with Tensor ops on ctx.saved_tensors, never .detach(), .numpy() "
+        "or minitorch.tensor(...) of arrays, so that create_graph=True can differentiate it)"
+    )
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        shape = tuple(leaves[k].shape)
+        g = np.zeros(shape) if g is None else g
+        e = np.zeros(shape) if e is None else e
+        _close(g, e, f"{what}: a second derivative (create_graph=True) for input {k} {hint}")
 
 
 def _same_grads(run, graph, specs, what, constants=(), params=()):
@@ -119,6 +213,7 @@ def _same_grads(run, graph, specs, what, constants=(), params=()):
 
 
 # The learner's Functions whose Jacobians are compared with finite differences.
+FUNCTION_EXERCISE = {"Mul": "02.1", "Div": "02.1", "Exp": "02.2", "Log": "02.2", "MatMul": "02.4"}
 FUNCTIONS = {
     "Mul": lambda nb: nb.Mul.apply,
     "Div": lambda nb: nb.Div.apply,
@@ -143,7 +238,13 @@ REFERENCE_FUNCTIONS = {
 def jacobian(nb, name, specs):
     """The Jacobian of the learner's function from its backward: one row per output."""
     leaves = [_leaf(s) for s in specs]
-    out = FUNCTIONS[name](nb)(*leaves)
+    with forbidding(FORBIDDEN[FUNCTION_EXERCISE.get(name, "02.5")], nb):
+        out = FUNCTIONS[name](nb)(*leaves)
+        rows = _jacobian_rows(out, leaves)
+    return rows
+
+
+def _jacobian_rows(out, leaves):
     rows = []
     for j in range(out.numel()):
         seed = np.zeros(out.numel())
@@ -197,45 +298,46 @@ SECOND = {
 @probe
 def second_derivative(nb, name, spec):
     x = _leaf(spec)
-    (g,) = minitorch.autograd.grad(SECOND[name](nb, x), x, create_graph=True)
-    (gg,) = minitorch.autograd.grad(g.sum(), x)
+    with forbidding(FORBIDDEN["02.1" if name in ("cube", "reciprocal") else "02.2"], nb):
+        (g,) = minitorch.autograd.grad(SECOND[name](nb, x), x, create_graph=True)
+        (gg,) = minitorch.autograd.grad(g.sum(), x)
     return np.array(gg.detach().numpy(), dtype=np.float64)
 
 
 # --- 02.1 Mul and Div ---------------------------------------------------------------------
+# catches: a wrong local derivative for either input; a constant second input
 @exercise("02.1")
 def test_mul_in_a_graph_matches_minitorch(run):
-    # catches: a wrong local derivative for either input; a constant second input
     s = int(run.rng.integers(1000))
     specs = [_spec(1 + s, 3, 4), _spec(2 + s, 3, 4)]
     _same_grads(run, "mul", specs, "(Mul(x, y).exp() + Mul(x, 3)).sum()")
 
 
+# catches: the quotient rule's sign or square; a constant numerator
 @exercise("02.1")
 def test_div_in_a_graph_matches_minitorch(run):
-    # catches: the quotient rule's sign or square; a constant numerator
     s = int(run.rng.integers(1000))
     specs = [_spec(3 + s, 2, 5), _spec(4 + s, 2, 5, low=0.5, high=2.0)]
     _same_grads(run, "div", specs, "(Div(x, y).tanh() + Div(2, y) + Div(x, 4)).sum()")
 
 
+# catches: gradients overwritten instead of added when both inputs are one tensor
 @exercise("02.1")
 def test_mul_of_a_tensor_with_itself(run):
-    # catches: gradients overwritten instead of added when both inputs are one tensor
     _same_grads(run, "mul_self", [_spec(5, 4)], "Mul.apply(x, x).sum(): x.grad (both inputs: 2x)")
 
 
+# catches: swapped gradients between the two inputs
 @exercise("02.1")
 def test_mul_and_div_agree_with_finite_differences(run):
-    # catches: swapped gradients between the two inputs
     specs = [_spec(6, 2, 3), _spec(7, 2, 3, low=0.5, high=2.0)]
     _finite_differences(run, "Mul", specs, "Mul.apply(x, y)")
     _finite_differences(run, "Div", specs, "Div.apply(x, y)")
 
 
+# catches: a backward that detaches or goes through numpy (no second derivatives)
 @exercise("02.1")
 def test_mul_and_div_backward_are_differentiable(run):
-    # catches: a backward that detaches or goes through numpy (no second derivatives)
     hint = "(compute backward with Tensor ops on ctx.saved_tensors, never .detach() or .numpy())"
     spec = _spec(8, 3, low=0.5, high=2.0)
     x = _array(_leaf(spec))
@@ -248,23 +350,23 @@ def test_mul_and_div_backward_are_differentiable(run):
 
 
 # --- 02.2 Exp and Log ---------------------------------------------------------------------
+# catches: exp's backward not reusing the output; log's 1/x missing
 @exercise("02.2")
 def test_softplus_and_logsumexp_match_minitorch(run):
-    # catches: exp's backward not reusing the output; log's 1/x missing
     s = int(run.rng.integers(1000))
     _same_grads(run, "exp_log", [_spec(10 + s, 3, 4)], "softplus + logsumexp with your Exp and Log")
 
 
+# catches: a derivative of the wrong function (log's for exp, ...)
 @exercise("02.2")
 def test_exp_and_log_agree_with_finite_differences(run):
-    # catches: a derivative of the wrong function (log's for exp, ...)
     _finite_differences(run, "Exp", [_spec(11, 2, 3)], "Exp.apply(x)")
     _finite_differences(run, "Log", [_spec(12, 2, 3, low=0.2, high=3.0)], "Log.apply(x)")
 
 
+# catches: saved outputs used through .numpy() (no second derivatives)
 @exercise("02.2")
 def test_exp_and_log_backward_are_differentiable(run):
-    # catches: saved outputs used through .numpy() (no second derivatives)
     hint = "(use the saved tensor in Tensor ops, not its .numpy())"
     spec = _spec(13, 4, low=0.3, high=2.0)
     x = _array(_leaf(spec))
@@ -288,17 +390,20 @@ UNBROADCAST_CASES = [
     ((5, 4, 3), (5, 1, 3)),
     ((2, 3, 4), (1,)),
     ((3, 1, 4), (1, 4)),
+    ((1, 4, 3), (1, 3)),
 ]
 
 
 @probe
 def unbroadcast_results(nb, cases):
-    return [tensor_data(nb.unbroadcast(minitorch.tensor(values), shape)) for values, shape in cases]
+    with forbidding(FORBIDDEN["02.3"], nb):
+        results = [nb.unbroadcast(minitorch.tensor(values), shape) for values, shape in cases]
+    return [tensor_data(r) for r in results]
 
 
+# catches: leading dims not summed; size-1 dims not kept; the wrong dims summed
 @exercise("02.3")
 def test_unbroadcast_sums_back_to_the_shape(run):
-    # catches: leading dims not summed; size-1 dims not kept; the wrong dims summed
     cases = [(run.rng.standard_normal(g), shape) for g, shape in UNBROADCAST_CASES]
     for (values, shape), got in zip(cases, run(unbroadcast_results, cases), strict=True):
         call = f"unbroadcast(grad of shape {values.shape}, {shape})"
@@ -314,7 +419,8 @@ def test_unbroadcast_sums_back_to_the_shape(run):
 @probe
 def unbroadcast_in_a_graph(nb, spec):
     grad = _leaf(spec)  # a gradient that is itself in a graph (create_graph=True)
-    summed = nb.unbroadcast(grad * 2.0, (2, 1))
+    with forbidding(FORBIDDEN["02.3"], nb):
+        summed = nb.unbroadcast(grad * 2.0, (2, 1))
     data = tensor_data(summed)
     if data["type"] == "Tensor" and summed.requires_grad:
         (summed * minitorch.tensor([[1.0], [-3.0]], dtype=F64)).sum().backward()
@@ -322,9 +428,9 @@ def unbroadcast_in_a_graph(nb, spec):
     return data
 
 
+# catches: an unbroadcast through numpy (gradients of gradients stop there)
 @exercise("02.3")
 def test_unbroadcast_is_built_from_tensor_ops(run):
-    # catches: an unbroadcast through numpy (gradients of gradients stop there)
     got = run(unbroadcast_in_a_graph, _spec(16, 4, 2, 3))
     assert got["type"] == "Tensor" and got.get("requires_grad"), (
         "unbroadcast(grad, shape) of a grad that requires grad gave a result that does not: "
@@ -336,9 +442,9 @@ def test_unbroadcast_is_built_from_tensor_ops(run):
     )
 
 
+# catches: Add's backward that forgets to unbroadcast either input
 @exercise("02.3")
 def test_add_with_broadcast_inputs_in_a_graph(run):
-    # catches: Add's backward that forgets to unbroadcast either input
     cases = [((4, 3), (3,)), ((2, 1, 3), (4, 1)), ((), (2, 3)), ((2, 3), (1, 1)), ((3, 1), (1, 5))]
     for k, (sa, sb) in enumerate(cases):
         weights = _weights(k, np.broadcast_shapes(sa, sb))
@@ -357,9 +463,9 @@ MATMUL_SHAPES = [
 ]
 
 
+# catches: untransposed factors; batch dims not summed back for a broadcast input
 @exercise("02.4")
 def test_matmul_grads_match_minitorch(run):
-    # catches: untransposed factors; batch dims not summed back for a broadcast input
     s = int(run.rng.integers(1000))
     for k, (sa, sb) in enumerate(MATMUL_SHAPES):
         out_shape = np.matmul(np.zeros(sa), np.zeros(sb)).shape
@@ -368,18 +474,82 @@ def test_matmul_grads_match_minitorch(run):
         _same_grads(run, "matmul", specs, f"MatMul of shapes {sa} @ {sb}", [weights])
 
 
+# catches: gradients of broadcast batch dims left unsummed
 @exercise("02.4")
 def test_batched_matmul_agrees_with_finite_differences(run):
-    # catches: gradients of broadcast batch dims left unsummed
     specs = [_spec(60, 2, 1, 2, 3), _spec(61, 3, 3, 2)]
     _finite_differences(run, "MatMul", specs, "MatMul.apply of shapes (2, 1, 2, 3) @ (3, 3, 2)")
 
 
+# catches: a MatMul that only works on its own, not inside a bigger graph
 @exercise("02.4")
 def test_a_two_layer_network_with_your_matmul(run):
-    # catches: a MatMul that only works on its own, not inside a bigger graph
     specs = [_spec(62, 5, 4), _spec(63, 4, 6), _spec(64, 6, 2)]
     _same_grads(run, "two_layers", specs, "a two-layer network built with MatMul")
+
+
+@probe
+def direct_backward(nb, name, specs, params, seed):
+    """The learner's backward called directly (not through the engine, which sums a
+    gradient of a broadcast shape back to its input's shape): what it returns."""
+    leaves = [_leaf(s) for s in specs]
+    exercise_id = "02.4" if name == "MatMul" else "02.5"
+    with forbidding(FORBIDDEN[exercise_id], nb):
+        cls = getattr(nb, name)
+        out = cls.apply(*leaves, *params)
+        grad = minitorch.tensor(_weights(seed, tuple(out.shape)), dtype=out.dtype)
+        with minitorch.no_grad():
+            returned = cls.backward(out.grad_fn, grad)
+    returned = returned if isinstance(returned, tuple) else (returned,)
+    return [tensor_data(g) if isinstance(g, Tensor) else {"type": repr(g)} for g in returned]
+
+
+def _direct_backward(run, name, specs, params, what):
+    """Each gradient the learner's backward returns must have exactly its input's shape and
+    the values of minitorch's."""
+    leaves = [_leaf(s) for s in specs]
+    got = run(direct_backward, name, specs, list(params), 7)
+    expected_count = len(specs) + len(params)
+    assert len(got) == expected_count, (
+        f"{what}: backward returned {len(got)} values; it should return one per argument of "
+        f"forward ({expected_count})"
+    )
+    out = (leaves[0] @ leaves[1]) if name == "MatMul" else leaves[0].sum(params[0], params[1])
+    grad = minitorch.tensor(_weights(7, tuple(out.shape)), dtype=out.dtype)
+    expected = minitorch.autograd.grad(out, leaves, grad)
+    for k, (g, e, leaf) in enumerate(zip(got, expected, leaves, strict=False)):
+        shape = tuple(leaf.shape)
+        assert g["type"] == "Tensor", f"{what}: gradient {k} is {g['type']}, not a Tensor"
+        assert g["shape"] == shape, (
+            f"{what}: backward returned a gradient of shape {g['shape']} for input {k} of shape "
+            f"{shape}; a gradient has its input's shape (sum the broadcast dims back)"
+        )
+        _close(g["values"], e, f"{what}: gradient {k} returned by backward")
+    for k in range(len(specs), expected_count):
+        assert got[k]["type"] == "None", (
+            f"{what}: backward returned {got[k]['type']} for argument {k}, which is not a "
+            "tensor; return None there"
+        )
+
+
+# catches: batch dims of a broadcast input left in its gradient (the engine would sum them
+# back, hiding the mistake); gradients returned in the wrong order
+@exercise("02.4")
+def test_matmul_backward_returns_each_inputs_shape(run):
+    cases = [((4, 1, 3, 2), (2, 2, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5))]
+    for k, (sa, sb) in enumerate(cases):
+        specs = [_spec(65 + k, *sa), _spec(68 + k, *sb)]
+        _direct_backward(run, "MatMul", specs, (), f"MatMul.backward for {sa} @ {sb}")
+
+
+# catches: a backward that goes through numpy or detaches (no second derivatives)
+@exercise("02.4")
+def test_matmul_backward_is_differentiable(run):
+    specs = [_spec(71, 2, 3, 4), _spec(72, 4, 2)]
+    weights = _weights(73, (2, 3, 2))
+    _same_second_derivatives(run, "matmul", specs, "(MatMul(a, b) * w).sum()", [weights])
+    specs = [_spec(74, 3, 4), _spec(75, 4, 5), _spec(76, 5, 2)]
+    _same_second_derivatives(run, "two_layers", specs, "a two-layer network with MatMul")
 
 
 # --- 02.5 Sum -----------------------------------------------------------------------------
@@ -395,9 +565,9 @@ SUM_CASES = [
 ]
 
 
+# catches: the summed dims not restored before expanding; negative or tuple dims
 @exercise("02.5")
 def test_sum_grads_match_minitorch(run):
-    # catches: the summed dims not restored before expanding; negative or tuple dims
     s = int(run.rng.integers(1000))
     for k, (dim, keepdim) in enumerate(SUM_CASES):
         out_shape = np.zeros((2, 3, 4)).sum(axis=dim, keepdims=keepdim).shape
@@ -406,19 +576,37 @@ def test_sum_grads_match_minitorch(run):
         _same_grads(run, "sum", specs, what, [_weights(k + s, out_shape)], [dim, keepdim])
 
 
+# catches: a keepdim=True sum whose gradient has the wrong shape downstream
 @exercise("02.5")
 def test_sum_normalising_with_broadcast(run):
-    # catches: a keepdim=True sum whose gradient has the wrong shape downstream
     specs = [_spec(80, 3, 5), _spec(81, 3, 5)]
     _same_grads(run, "softmax_sum", specs, "a softmax normalised with Sum(e, 1, True)")
 
 
+# catches: a gradient that is not all ones over the summed dims
 @exercise("02.5")
 def test_sum_agrees_with_finite_differences(run):
-    # catches: a gradient that is not all ones over the summed dims
     specs = [_spec(82, 2, 3)]
     _finite_differences(run, "Sum(x, 1, False) * 2", specs, "Sum.apply(x, 1, False)")
     _finite_differences(run, "Sum(x, (0, 1), True)", specs, "Sum.apply(x, (0, 1), True)")
+
+
+# catches: a gradient that broadcasts to the input instead of being expanded to it; the
+# Nones for dim and keepdim missing
+@exercise("02.5")
+def test_sum_backward_returns_the_input_shape(run):
+    for k, (dim, keepdim) in enumerate([((0, 2), False), (1, True), (None, False), (-1, True)]):
+        what = f"Sum.backward of Sum.apply(x of shape (2, 3, 4), {dim}, {keepdim})"
+        _direct_backward(run, "Sum", [_spec(83 + k, 2, 3, 4)], (dim, keepdim), what)
+
+
+# catches: a backward that goes through numpy or detaches (no second derivatives)
+@exercise("02.5")
+def test_sum_backward_is_differentiable(run):
+    specs = [_spec(88, 3, 4)]
+    _same_second_derivatives(run, "sum_squared", specs, "(Sum(x * x, 1) ** 2).sum() + ...")
+    specs = [_spec(89, 3, 5), _spec(90, 3, 5)]
+    _same_second_derivatives(run, "softmax_sum", specs, "a softmax normalised with Sum")
 
 
 # --- 02.6 topological order ---------------------------------------------------------------
@@ -460,13 +648,30 @@ def _chain(y, length):
     return y
 
 
+@contextlib.contextmanager
+def _pythons_recursion_limit():
+    """Python's default recursion limit (1000 frames) above the current depth, whatever the
+    notebook set: a recursive walk of a 10,000-op chain fails. (Raising the limit while the
+    walk runs is forbidden.)"""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 1000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
+
+
 @probe
 def order_of(nb, graph, specs):
     """The learner's order as canonical node numbers (-1: not a Node, -2: not in the graph)."""
     root = GRAPHS_TO_ORDER[graph]([_leaf(s) for s in specs])
     index, _, _ = _nodes(root.grad_fn)
     try:
-        order = nb.topological_order(root)
+        with _pythons_recursion_limit(), forbidding(FORBIDDEN["02.6"], nb):
+            order = nb.topological_order(root)
     except RecursionError:
         raise AssertionError(
             "topological_order hit Python's recursion limit: walk the graph with an explicit "
@@ -516,9 +721,9 @@ def _check_order(run, graph, specs, what):
     return order
 
 
+# catches: leaves' AccumulateGrad nodes left out; a node reached twice listed twice
 @exercise("02.6")
 def test_order_of_small_graphs(run):
-    # catches: leaves' AccumulateGrad nodes left out; a node reached twice listed twice
     order = _check_order(run, "small", [_spec(90, 3), _spec(91, 3), _spec(92)], "(x * w).sum() + b")
     assert len(order) == 6, (
         f"topological_order((x * w).sum() + b) has {len(order)} nodes, expected 6"
@@ -526,24 +731,24 @@ def test_order_of_small_graphs(run):
     _check_order(run, "diamond", [_spec(90, 3)], "y + y.exp()")
 
 
+# catches: a node placed before all of the nodes that feed it a gradient
 @exercise("02.6")
 def test_order_with_shared_subexpressions(run):
-    # catches: a node placed before all of the nodes that feed it a gradient
     _check_order(run, "shared", [_spec(93, 4), _spec(94, 4)], "a graph that reuses h = x * y")
     specs = [_spec(95, 5, 3), _spec(96, 3, 4), _spec(97, 4), _spec(98, 4, 1)]
     _check_order(run, "network", specs, "a two-layer network's loss")
 
 
+# catches: a walk without a seen-set, exponential in the number of paths
 @exercise("02.6")
 def test_order_when_paths_multiply(run):
-    # catches: a walk without a seen-set, exponential in the number of paths
     order = _check_order(run, "doubling", [_spec(99, 2)], "h.sum() after 18 levels of h = h + h")
     assert len(order) == 20, f"topological_order has {len(order)} nodes, expected 20"
 
 
+# catches: a recursive walk (Python's recursion limit)
 @exercise("02.6")
 def test_order_of_a_10000_op_chain(run):
-    # catches: a recursive walk (Python's recursion limit)
     _check_order(run, "chain", [_spec(100, 1)], "a chain of 10,000 multiplications")
 
 
@@ -572,10 +777,11 @@ GRAPHS = [
 
 def _run_mine(nb, tensor, gradient=None):
     try:
-        if gradient is None:
-            nb.backward(tensor)
-        else:
-            nb.backward(tensor, gradient)
+        with _pythons_recursion_limit(), forbidding(FORBIDDEN["02.7"], nb):
+            if gradient is None:
+                nb.backward(tensor)
+            else:
+                nb.backward(tensor, gradient)
     except RecursionError:
         raise AssertionError(
             "backward (or the topological_order it uses) hit Python's recursion limit: "
@@ -594,9 +800,9 @@ def backward_grads(nb, k, specs):
     return [_leaf_state(t) for t in leaves]
 
 
+# catches: gradients not summed over every path; nodes run before all inputs arrived
 @exercise("02.7")
 def test_backward_matches_tensor_backward(run):
-    # catches: gradients not summed over every path; nodes run before all inputs arrived
     s = int(run.rng.integers(1000))
     for k, (build, shapes, what) in enumerate(GRAPHS):
         specs = [_spec(110 + 10 * k + i + s, *shape) for i, shape in enumerate(shapes)]
@@ -618,9 +824,9 @@ def backward_with_gradient(nb, specs, gradient):
     return [_grad(x), _grad(w)]
 
 
+# catches: the given gradient ignored (ones used instead)
 @exercise("02.7")
 def test_backward_with_a_given_gradient(run):
-    # catches: the given gradient ignored (ones used instead)
     specs = [_spec(150, 3), _spec(151, 3)]
     gradient = np.array([1.0, -2.0, 0.5])
     gx, gw = run(backward_with_gradient, specs, gradient)
@@ -643,9 +849,9 @@ def accumulation(nb, specs):
     return [twice, _grad(x), _grad(y)]
 
 
+# catches: .grad overwritten instead of accumulated; None grads not started
 @exercise("02.7")
 def test_backward_accumulates_into_existing_grads(run):
-    # catches: .grad overwritten instead of accumulated; None grads not started
     specs = [_spec(152, 4), _spec(153, 4)]
     twice, x_grad, y_grad = run(accumulation, specs)
     ref_x, ref_y = (_leaf(s) for s in specs)
@@ -665,9 +871,9 @@ def shared_gradient(nb, specs, weights):
     return [_grad(a), _grad(b)]
 
 
+# catches: in-place accumulation into a gradient tensor another leaf also holds
 @exercise("02.7")
 def test_accumulating_never_writes_into_a_shared_gradient(run):
-    # catches: in-place accumulation into a gradient tensor another leaf also holds
     weights = np.array([1.0, -2.0, 0.5])
     got = run(shared_gradient, [_spec(156, 3), _spec(157, 3)], weights)
     for name, g in zip("ab", got, strict=True):
@@ -679,6 +885,47 @@ def test_accumulating_never_writes_into_a_shared_gradient(run):
         )
 
 
+PENDING = {
+    "x_reused_last": lambda x, y, w, c: ((x + y) * w).sum() + (x * c).sum(),
+    "x_reused_first": lambda x, y, w, c: (x * c).sum() + ((x + y) * w).sum(),
+    "y_reused_last": lambda x, y, w, c: ((x + y) * w).sum() + (y * c).sum(),
+    "both_reused": lambda x, y, w, c: (x * c).sum() + ((x + y) * w).sum() + (y * c).sum(),
+    "intermediate": lambda x, y, w, c: (lambda h: ((h + y) * w).sum() + (h * c).sum())(x * 2.0),
+}
+
+
+@probe
+def pending_aliases(nb, specs, weights, scale):
+    out = []
+    for build in PENDING.values():
+        x, y = (_leaf(s) for s in specs)
+        w = minitorch.tensor(weights, dtype=F64)
+        c = minitorch.tensor(scale, dtype=F64)
+        _run_mine(nb, build(x, y, w, c))
+        out.append([_grad(x), _grad(y)])
+    return out
+
+
+# catches: a pending gradient added to in place (add_, +=) while another node holds the
+# same tensor (Add hands one gradient to both of its inputs)
+@exercise("02.7")
+def test_pending_gradients_never_alias(run):
+    specs = [_spec(158, 3), _spec(159, 3)]
+    weights, scale = np.array([1.0, -2.0, 0.5]), np.array([3.0, 0.25, -1.0])
+    got = run(pending_aliases, specs, weights, scale)
+    for (name, build), grads in zip(PENDING.items(), got, strict=True):
+        x, y = (_leaf(s) for s in specs)
+        loss = build(x, y, minitorch.tensor(weights, dtype=F64), minitorch.tensor(scale, dtype=F64))
+        loss.backward()
+        for leaf, g, which in ((x, grads[0], "x"), (y, grads[1], "y")):
+            _close(
+                g,
+                leaf.grad,
+                f"backward of a graph where Add hands one gradient to x and y ({name}): "
+                f"{which}.grad (add pending gradients out of place: waiting + grad)",
+            )
+
+
 @probe
 def only_leaves(nb, spec):
     x = _leaf(spec)
@@ -688,9 +935,9 @@ def only_leaves(nb, spec):
     return {"c": c.grad is None, "h": h.grad is None, "x": _grad(x)}
 
 
+# catches: gradients stored on constants or on intermediate tensors
 @exercise("02.7")
 def test_backward_touches_only_leaves_that_require_grad(run):
-    # catches: gradients stored on constants or on intermediate tensors
     got = run(only_leaves, _spec(154, 3))
     assert got["c"] is True, "a tensor that does not require grad got a .grad"
     assert got["h"] is True, "an intermediate (non-leaf) tensor got a .grad; only leaves do"
@@ -705,9 +952,9 @@ def long_chain(nb, spec):
     return _grad(x)
 
 
+# catches: a recursive walk (Python's recursion limit)
 @exercise("02.7")
 def test_backward_through_a_10000_op_chain(run):
-    # catches: a recursive walk (Python's recursion limit)
     got = run(long_chain, _spec(155, 2))
     _close(got, np.full(2, 1.0001**10_000), "x.grad after a chain of 10,000 multiplications")
 
@@ -716,7 +963,8 @@ def test_backward_through_a_10000_op_chain(run):
 @probe
 def clip_forward(nb, spec):
     x = _leaf(spec)
-    y = nb.ClipGrad.apply(x)
+    with forbidding(FORBIDDEN["02.8"], nb):
+        y = nb.ClipGrad.apply(x)
     data = tensor_data(y)
     if data["type"] == "Tensor":
         data["grad_fn"] = None if y.grad_fn is None else y.grad_fn.name()
@@ -724,9 +972,9 @@ def clip_forward(nb, spec):
     return data
 
 
+# catches: a forward that changes values; a forward that returns its input itself
 @exercise("02.8")
 def test_clip_forward_is_the_identity(run):
-    # catches: a forward that changes values; a forward that returns its input itself
     spec = _spec(160, 2, 3)
     got = run(clip_forward, spec)
     assert got["type"] == "Tensor", f"ClipGrad.apply(x) returned a {got['type']}"
@@ -750,21 +998,22 @@ CLIPPED = {
 @probe
 def clip_grad(nb, graph, spec):
     x = _leaf(spec)
-    CLIPPED[graph](nb, x).backward()
+    with forbidding(FORBIDDEN["02.8"], nb):
+        CLIPPED[graph](nb, x).backward()
     return _grad(x)
 
 
+# catches: clipping the input values instead of the gradient; one-sided clipping
 @exercise("02.8")
 def test_clip_bounds_the_incoming_gradient(run):
-    # catches: clipping the input values instead of the gradient; one-sided clipping
     got = run(clip_grad, "scaled", _spec(161, 5))
     what = "x.grad of (ClipGrad(x) * [3, -0.5, -4, 0.9, 1]).sum()"
     _close(got, [1.0, -0.5, -1.0, 0.9, 1.0], what)
 
 
+# catches: a clip applied to the leaf's gradient rather than at the node
 @exercise("02.8")
 def test_clip_acts_where_it_sits_in_the_graph(run):
-    # catches: a clip applied to the leaf's gradient rather than at the node
     got = run(clip_grad, "before", _spec(162, 3))
     _close(got, np.full(3, 10.0), "x.grad of ClipGrad(x * 10).sum() (the clip sees 1, x gets 10)")
     got = run(clip_grad, "after", _spec(163, 3))
@@ -777,18 +1026,19 @@ def clipped_training(nb, inputs, targets, lr, steps):
     x, t = minitorch.tensor(inputs), minitorch.tensor(targets)
     history = []
     for _ in range(steps):
-        loss = ((nb.ClipGrad.apply(w * x) - t) ** 2).sum()
-        w.grad = None
-        loss.backward()
+        with forbidding(FORBIDDEN["02.8"], nb):
+            loss = ((nb.ClipGrad.apply(w * x) - t) ** 2).sum()
+            w.grad = None
+            loss.backward()
         with minitorch.no_grad():
             w -= lr * w.grad
         history.append(np.array(w.detach().numpy(), dtype=np.float64))
     return history
 
 
+# catches: a ClipGrad that works once but not step after step
 @exercise("02.8")
 def test_training_with_a_clipped_gradient(run):
-    # catches: a ClipGrad that works once but not step after step
     inputs = run.rng.uniform(-2.0, 2.0, size=8)
     targets = 3.0 * inputs + run.rng.normal(0.0, 4.0, size=8)
     lr, steps = 0.05, 5
@@ -799,6 +1049,33 @@ def test_training_with_a_clipped_gradient(run):
         w_ref -= lr * float((clipped * inputs).sum())
         _close(w, [w_ref], f"w after {step + 1} SGD steps with ClipGrad(w * x) in the loss")
     assert len(history) == steps
+
+
+@probe
+def clip_second_derivative(nb, specs, v):
+    x, w = (_leaf(s) for s in specs)
+    with forbidding(FORBIDDEN["02.8"], nb):
+        loss = (nb.ClipGrad.apply(x) * w).sum()
+        (gx,) = minitorch.autograd.grad(loss, x, create_graph=True)
+    if not gx.requires_grad:
+        return None
+    (gw,) = minitorch.autograd.grad((gx * minitorch.tensor(v, dtype=F64)).sum(), w)
+    return np.array(gw.numpy(), dtype=np.float64)
+
+
+# catches: a backward that clips through numpy (np.clip) or detaches: the clipped
+# gradient must stay a function of the incoming one (create_graph=True)
+@exercise("02.8")
+def test_clip_backward_is_differentiable(run):
+    specs = [_spec(164, 5), _spec(165, 5, low=-2.0, high=2.0)]
+    v = np.array([1.0, -2.0, 0.5, 3.0, -1.0])
+    got = run(clip_second_derivative, specs, v)
+    assert got is not None, (
+        "with create_graph=True the gradient through ClipGrad does not require grad: clip "
+        "with Tensor ops (minitorch.maximum/minimum), not numpy"
+    )
+    w = _array(_leaf(specs[1]))
+    _close(got, v * (np.abs(w) < 1.0), "d/dw of (dL/dx . v) with L = (ClipGrad(x) * w).sum()")
 
 
 # --- 02.9 gradcheck -----------------------------------------------------------------------
@@ -859,7 +1136,22 @@ class _ExpOffByOnePercent(Function):
         return grad * out * 1.01
 
 
+class _FlippedGrad(Function):
+    """x * s whose backward reverses the incoming gradient: right only when every output
+    gets the same gradient (weighting the outputs by ones hides it)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * np.array([2.0, -1.0, 2.0, -1.0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        flipped = minitorch.stack([grad[3], grad[2], grad[1], grad[0]])
+        return flipped * minitorch.tensor([2.0, -1.0, 2.0, -1.0], dtype=grad.dtype)
+
+
 NUMERICAL = {
+    "sum_cubed": lambda t: t.sum() ** 3,
     "cube": lambda t: (t**3).sum(),
     "exp_x": lambda t: (t.exp() * t).sum(),
     "square": lambda t: t * t,
@@ -872,10 +1164,11 @@ def numerical_grads(nb, cases):
     for name, spec, eps in cases:
         x = _leaf(spec).detach()
         before = np.array(x.numpy(), copy=True)
-        if eps is None:
-            got = nb.numerical_grad(NUMERICAL[name], x)
-        else:
-            got = nb.numerical_grad(NUMERICAL[name], x, eps=eps)
+        with forbidding(FORBIDDEN["02.9"], nb):
+            if eps is None:
+                got = nb.numerical_grad(NUMERICAL[name], x)
+            else:
+                got = nb.numerical_grad(NUMERICAL[name], x, eps=eps)
         if isinstance(got, minitorch.Tensor):
             data = tensor_data(got)
         else:
@@ -885,9 +1178,9 @@ def numerical_grads(nb, cases):
     return out
 
 
+# catches: one-sided differences; eps ignored
 @exercise("02.9")
 def test_numerical_grad_of_a_cubic(run):
-    # catches: one-sided differences; eps ignored
     spec = _spec(170, 2, 3)
     x = _array(_leaf(spec))
     got = run(numerical_grads, [("cube", spec, None), ("cube", spec, 0.5)])
@@ -897,9 +1190,9 @@ def test_numerical_grad_of_a_cubic(run):
     _close(got[1]["values"], expected, what)
 
 
+# catches: perturbing a float32 tensor in place (precision lost, input changed)
 @exercise("02.9")
 def test_numerical_grad_works_in_float64(run):
-    # catches: perturbing a float32 tensor in place (precision lost, input changed)
     spec = _spec(171, 5, dtype="float32")
     got = run(numerical_grads, [("exp_x", spec, None)])
     values = _array(_leaf(spec)).astype(np.float64)
@@ -916,9 +1209,21 @@ def test_numerical_grad_works_in_float64(run):
     _close(got["values"], 3.0, "numerical_grad of x * x at x = 1.5 (a 0-dim tensor)")
 
 
+# catches: a perturbed element not put back before the next one is perturbed
+@exercise("02.9")
+def test_numerical_grad_restores_each_element(run):
+    spec = _spec(184, 4, low=0.5, high=1.5)
+    x = _array(_leaf(spec))
+    got = run(numerical_grads, [("sum_cubed", spec, 0.5)])
+    expected = np.full(4, 3 * x.sum() ** 2 + 0.25)
+    what = "numerical_grad of x.sum() ** 3 with eps=0.5 (central: 3 S^2 + eps^2 everywhere)"
+    _close(got[0]["values"], expected, what, atol=1e-6, rtol=1e-6)
+
+
 @probe
 def numerical_grad_of_a_scalar(nb, value):
-    got = nb.numerical_grad(NUMERICAL["square"], minitorch.tensor(value, dtype=F64))
+    with forbidding(FORBIDDEN["02.9"], nb):
+        got = nb.numerical_grad(NUMERICAL["square"], minitorch.tensor(value, dtype=F64))
     return {
         "values": np.asarray(
             got.numpy() if isinstance(got, minitorch.Tensor) else got, dtype=np.float64
@@ -938,6 +1243,7 @@ GRADCHECK_CASES = {
     "bad_square": (_BadSquare.apply, [_spec(180, 3)]),
     "mul_wrong_b": (_MulWrongForB.apply, [_spec(181, 2, 3), _spec(182, 2, 3)]),
     "exp_1pc": (_ExpOffByOnePercent.apply, [_spec(183, 4)]),
+    "flipped": (_FlippedGrad.apply, [_spec(185, 4)]),
 }
 
 
@@ -946,14 +1252,15 @@ def gradcheck_results(nb, names):
     results = []
     for name in names:
         f, specs = GRADCHECK_CASES[name]
-        result = nb.gradcheck(f, [_leaf(s) for s in specs])
+        with forbidding(FORBIDDEN["02.9"], nb):
+            result = nb.gradcheck(f, [_leaf(s) for s in specs])
         results.append(None if result is None else bool(result))
     return results
 
 
+# catches: a gradcheck that compares at float32 precision; scalar outputs mishandled
 @exercise("02.9")
 def test_gradcheck_passes_correct_functions(run):
-    # catches: a gradcheck that compares at float32 precision; scalar outputs mishandled
     cases = {
         "tanh_matmul": "(a @ b).tanh()",
         "mul_exp": "a * b + a.exp()",
@@ -966,14 +1273,49 @@ def test_gradcheck_passes_correct_functions(run):
         assert result is True, f"gradcheck({what}) returned {result!r} for a correct function"
 
 
+# catches: outputs weighted by ones (errors cancel); one input's gradient never checked
 @exercise("02.9")
 def test_gradcheck_catches_wrong_backwards(run):
-    # catches: outputs weighted by ones (errors cancel); one input's gradient never checked
     cases = {
         "bad_square": "a Square whose backward forgets the factor 2",
         "mul_wrong_b": "a Mul whose backward is wrong only for its second input",
         "exp_1pc": "an Exp whose backward is 1% too large",
+        "flipped": "a Function whose backward reverses the gradient (right for ones only)",
     }
     for what, result in zip(cases.values(), run(gradcheck_results, list(cases)), strict=True):
         assert result is not None, f"gradcheck({what}) returned None: return True or False"
         assert result is False, f"gradcheck({what}) returned {result!r}; it should return False"
+
+
+@probe
+def gradcheck_on_callers_tensors(nb, specs):
+    a, b = (_leaf(s) for s in specs)
+    b.grad = minitorch.ones(*b.shape, dtype=F64)  # the caller's own gradient, kept
+    before = [np.array(t.detach().numpy(), copy=True) for t in (a, b)]
+    with forbidding(FORBIDDEN["02.9"], nb):
+        result = nb.gradcheck(lambda p, q: (p * q).tanh(), [a, b])
+    return {
+        "result": None if result is None else bool(result),
+        "a_grad": _grad(a),
+        "b_grad": _grad(b),
+        "unchanged": all(
+            np.array_equal(np.asarray(t.detach().numpy()), v)
+            for t, v in zip((a, b), before, strict=True)
+        ),
+        "requires_grad": [bool(a.requires_grad), bool(b.requires_grad)],
+    }
+
+
+# catches: backward run on the caller's tensors (their .grad changed, or an existing
+# .grad added into the analytic gradient); inputs perturbed in place
+@exercise("02.9")
+def test_gradcheck_leaves_the_callers_tensors_alone(run):
+    got = run(gradcheck_on_callers_tensors, [_spec(186, 2, 3), _spec(187, 2, 3)])
+    assert got["result"] is True, (
+        f"gradcheck((a * b).tanh()) returned {got['result']!r} for a correct function whose "
+        "input b already had a .grad: work on detached float64 copies of the inputs"
+    )
+    assert got["a_grad"] is None, "gradcheck left a .grad on the caller's tensor a"
+    _close(got["b_grad"], np.ones((2, 3)), "the caller's b.grad after gradcheck (unchanged)")
+    assert got["unchanged"], "gradcheck changed the values of the caller's tensors"
+    assert got["requires_grad"] == [True, True], "gradcheck changed requires_grad of the inputs"

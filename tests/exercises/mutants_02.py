@@ -1,0 +1,899 @@
+"""Wrong answers to chapter 02's exercises, written the way learners write them.
+
+``MUTANTS[exercise_id] = {name: source}``: each source redefines the exercise's Function
+or function in a copy of the solution notebook's namespace (see ``mutants.py``); names
+starting with ``delegates`` hand the piece to a ready-made implementation and must get no
+points. ``CORRECT`` holds legitimate alternatives, which must keep full marks.
+"""
+
+
+def _binary(name, backward, forward="a * b"):
+    return f"""
+class {name}(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return {forward}
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        {backward}
+"""
+
+
+def _mul(backward):
+    return _binary("Mul", backward)
+
+
+def _div(backward):
+    return _binary("Div", backward, "a / b")
+
+
+def _exp(backward):
+    return f"""
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        {backward}
+"""
+
+
+def _log(backward):
+    return f"""
+class Log(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        {backward}
+"""
+
+
+def _matmul(backward):
+    return f"""
+class MatMul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        {backward}
+"""
+
+
+def _sum(backward):
+    return f"""
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        if dim is None:
+            dims = tuple(range(a.ndim))
+        elif isinstance(dim, int):
+            dims = (dim % a.ndim,)
+        else:
+            dims = tuple(sorted(d % a.ndim for d in dim))
+        ctx.input_shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        return np.asarray(a.sum(axis=dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        {backward}
+"""
+
+
+def _clip(
+    forward="return a.copy()",
+    backward="return minitorch.minimum(minitorch.maximum(grad, -1.0), 1.0)",
+):
+    return f"""
+class ClipGrad(Function):
+    @staticmethod
+    def forward(ctx, a):
+        {forward}
+
+    @staticmethod
+    def backward(ctx, grad):
+        {backward}
+"""
+
+
+MUL_DIV = {
+    "mul_factors_swapped": _mul("return grad * a, grad * b"),
+    "mul_forgets_grad": _mul("return b, a"),
+    "mul_detaches_saved": _mul("return grad * b.detach(), grad * a.detach()"),
+    "mul_through_numpy": _mul(
+        "g = grad.numpy()\n"
+        "        return minitorch.tensor(g * b.numpy()), minitorch.tensor(g * a.numpy())"
+    ),
+    "mul_one_gradient": _mul("return grad * b"),
+    "mul_adds_instead": _mul("return grad + b, grad + a"),
+    "div_sign_lost": _div("return grad / b, grad * a / (b * b)"),
+    "div_not_squared": _div("return grad / b, -grad * a / b"),
+    "div_roles_swapped": _div("return grad / a, -grad * b / (a * a)"),
+    "div_through_numpy": _div(
+        "g, x, y = grad.numpy(), a.numpy(), b.numpy()\n"
+        "        return minitorch.tensor(g / y), minitorch.tensor(-g * x / (y * y))"
+    ),
+    "div_first_only": _div("return grad / b, None"),
+    "delegates_mul_by_subclass": """
+from minitorch.ops import elementwise
+
+class Mul(elementwise.Mul):
+    pass
+""",
+    "delegates_mul_backward": _mul(
+        "from minitorch.ops import elementwise\n        return elementwise.Mul.backward(ctx, grad)"
+    ),
+    "delegates_div_by_alias": "from minitorch.ops.elementwise import Div\n",
+}
+
+EXP_LOG = {
+    "exp_recomputed_from_output": _exp("return grad * out.exp()"),
+    "exp_forgets_grad": _exp("return out"),
+    "exp_through_numpy": _exp("return minitorch.tensor(grad.numpy() * out.numpy())"),
+    "exp_detached": _exp("return grad * out.detach()"),
+    "log_times_input": _log("return grad * a"),
+    "log_forgets_grad": _log("return 1.0 / a"),
+    "log_squared": _log("return grad / (a * a)"),
+    "log_through_numpy": _log("return grad * minitorch.tensor(1.0 / a.numpy())"),
+    "log_detached": _log("return grad / a.detach()"),
+    "log_of_the_grad": _log("return grad.log() / a"),
+    "delegates_exp_by_subclass": """
+from minitorch.ops.elementwise import Exp as _PackageExp
+
+class Exp(_PackageExp):
+    pass
+""",
+    "delegates_log_backward": _log(
+        "from minitorch.ops import elementwise\n        return elementwise.Log.backward(ctx, grad)"
+    ),
+}
+
+_UNBROADCAST_HEAD = """
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+"""
+
+UNBROADCAST = {
+    "leading_dims_only": _UNBROADCAST_HEAD
+    + """
+    lead = grad.ndim - len(shape)
+    if lead:
+        grad = grad.sum(tuple(range(lead)))
+    return grad
+""",
+    "size_one_dims_only": _UNBROADCAST_HEAD
+    + """
+    if tuple(grad.shape) == shape:
+        return grad
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape)
+""",
+    "size_one_aligned_on_the_left": _UNBROADCAST_HEAD
+    + """
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[i] != 1:
+            dims.append(lead + i)
+    return grad.sum(tuple(dims), keepdim=True).reshape(shape)
+""",
+    "through_numpy": _UNBROADCAST_HEAD
+    + """
+    g = grad.numpy()
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead)))
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return minitorch.tensor(g.sum(axis=dims, keepdims=True).reshape(shape), dtype=grad.dtype)
+""",
+    "detached": _UNBROADCAST_HEAD
+    + """
+    grad = grad.detach()
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(tuple(dims), keepdim=True)
+    return grad.reshape(shape)
+""",
+    "mean_instead_of_sum": _UNBROADCAST_HEAD
+    + """
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    return grad.mean(tuple(dims), keepdim=True).reshape(shape)
+""",
+    "size_one_dims_dropped": _UNBROADCAST_HEAD
+    + """
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    return grad.sum(tuple(dims))
+""",
+    "delegates_to_minitorch": """
+from minitorch.autograd import unbroadcast
+""",
+    "delegates_inside": _UNBROADCAST_HEAD
+    + """
+    import minitorch.ops
+    return minitorch.ops.unbroadcast(grad, shape)
+""",
+}
+
+MATMUL = {
+    "no_transposes": _matmul(
+        "return unbroadcast(grad @ b, a.shape), unbroadcast(a @ grad, b.shape)"
+    ),
+    "transposes_on_the_wrong_side": _matmul(
+        "return unbroadcast(b.mT @ grad, a.shape), unbroadcast(grad @ a.mT, b.shape)"
+    ),
+    "batch_dims_not_summed": _matmul("return grad @ b.mT, a.mT @ grad"),
+    "only_a_unbroadcast": _matmul("return unbroadcast(grad @ b.mT, a.shape), a.mT @ grad"),
+    "through_numpy": _matmul(
+        "g, x, y = grad.numpy(), a.numpy(), b.numpy()\n"
+        "        ga = minitorch.tensor(g @ np.swapaxes(y, -1, -2), dtype=grad.dtype)\n"
+        "        gb = minitorch.tensor(np.swapaxes(x, -1, -2) @ g, dtype=grad.dtype)\n"
+        "        return unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)"
+    ),
+    "detached": _matmul(
+        "a, b = a.detach(), b.detach()\n"
+        "        return unbroadcast(grad @ b.mT, a.shape), unbroadcast(a.mT @ grad, b.shape)"
+    ),
+    "sum_over_dim_0_only": _matmul(
+        "ga, gb = grad @ b.mT, a.mT @ grad\n"
+        "        if ga.ndim > a.ndim:\n"
+        "            ga = ga.sum(0)\n"
+        "        if gb.ndim > b.ndim:\n"
+        "            gb = gb.sum(0)\n"
+        "        return ga, gb"
+    ),
+    "outputs_swapped": _matmul(
+        "return unbroadcast(a.mT @ grad, b.shape), unbroadcast(grad @ b.mT, a.shape)"
+    ),
+    "grad_ignored": _matmul(
+        "ones = minitorch.ones_like(grad)\n"
+        "        return unbroadcast(ones @ b.mT, a.shape), unbroadcast(a.mT @ ones, b.shape)"
+    ),
+    "delegates_to_the_package_matmul": """
+from minitorch.ops import linalg
+
+class MatMul(linalg.MatMul):
+    pass
+""",
+    "delegates_to_the_package_unbroadcast": _matmul(
+        "from minitorch.autograd import unbroadcast as sum_back\n"
+        "        return sum_back(grad @ b.mT, a.shape), sum_back(a.mT @ grad, b.shape)"
+    ),
+}
+
+SUM = {
+    "no_unsqueeze": _sum("return grad.expand(ctx.input_shape), None, None"),
+    "unsqueeze_even_with_keepdim": _sum(
+        "for d in ctx.dims:\n"
+        "            grad = grad.unsqueeze(d)\n"
+        "        return grad.expand(ctx.input_shape), None, None"
+    ),
+    "unsqueeze_in_reverse": _sum(
+        "if not ctx.keepdim:\n"
+        "            for k, d in enumerate(reversed(ctx.dims)):\n"
+        "                grad = grad.unsqueeze(d - k)\n"
+        "        return grad.expand(ctx.input_shape), None, None"
+    ),
+    "ones_instead_of_grad": _sum(
+        "return minitorch.ones(*ctx.input_shape, dtype=grad.dtype), None, None"
+    ),
+    "through_numpy": _sum(
+        "g = grad.numpy()\n"
+        "        if not ctx.keepdim:\n"
+        "            g = np.expand_dims(g, ctx.dims)\n"
+        "        out = np.broadcast_to(g, ctx.input_shape).copy()\n"
+        "        return minitorch.tensor(out, dtype=grad.dtype), None, None"
+    ),
+    "one_gradient_only": _sum(
+        "if not ctx.keepdim:\n"
+        "            for d in ctx.dims:\n"
+        "                grad = grad.unsqueeze(d)\n"
+        "        return grad.expand(ctx.input_shape)"
+    ),
+    "no_expand": _sum(
+        "if not ctx.keepdim:\n"
+        "            for d in ctx.dims:\n"
+        "                grad = grad.unsqueeze(d)\n"
+        "        return grad, None, None"
+    ),
+    "detached": _sum(
+        "grad = grad.detach()\n"
+        "        if not ctx.keepdim:\n"
+        "            for d in ctx.dims:\n"
+        "                grad = grad.unsqueeze(d)\n"
+        "        return grad.expand(ctx.input_shape), None, None"
+    ),
+    "divided_by_count": _sum(
+        "count = 1\n"
+        "        for d in ctx.dims:\n"
+        "            count *= ctx.input_shape[d]\n"
+        "        if not ctx.keepdim:\n"
+        "            for d in ctx.dims:\n"
+        "                grad = grad.unsqueeze(d)\n"
+        "        return grad.expand(ctx.input_shape) / count, None, None"
+    ),
+    "delegates_to_the_package_sum": """
+from minitorch.ops.reduce import Sum as _PackageSum
+
+class Sum(_PackageSum):
+    pass
+""",
+    "delegates_to_the_package_helper": _sum(
+        "from minitorch.ops.reduce import _expand_back\n"
+        "        return _expand_back(grad, ctx.input_shape, ctx.dims, ctx.keepdim), None, None"
+    ),
+}
+
+_ORDER_HEAD = """
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+"""
+
+_KAHN_COUNT = """
+    incoming = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child not in incoming:
+                incoming[child] = 0
+                stack.append(child)
+            incoming[child] += 1
+"""
+
+ORDER = {
+    "recursive_dfs": _ORDER_HEAD
+    + """
+    seen, post = set(), []
+
+    def visit(node):
+        seen.add(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                visit(child)
+        post.append(node)
+
+    visit(root)
+    return post[::-1]
+""",
+    "recursion_with_a_raised_limit": _ORDER_HEAD
+    + """
+    import sys
+    sys.setrecursionlimit(100_000)
+    seen, post = set(), []
+
+    def visit(node):
+        seen.add(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                visit(child)
+        post.append(node)
+
+    visit(root)
+    return post[::-1]
+""",
+    "recursion_limit_raised_by_the_cell": """
+import sys
+sys.setrecursionlimit(100_000)
+"""
+    + _ORDER_HEAD
+    + """
+    seen, post = set(), []
+
+    def visit(node):
+        seen.add(node)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                visit(child)
+        post.append(node)
+
+    visit(root)
+    return post[::-1]
+""",
+    "breadth_first": _ORDER_HEAD
+    + """
+    order, seen = [root], {root}
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                order.append(child)
+    return order
+""",
+    "preorder_dfs": _ORDER_HEAD
+    + """
+    order, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                stack.append(child)
+    return order
+""",
+    "no_seen_set": _ORDER_HEAD
+    + """
+    order, queue = [], [root]
+    while queue:
+        node = queue.pop(0)
+        order.append(node)
+        queue += [child for child, _ in node.next_functions if child is not None]
+        if len(order) > 100_000:
+            break
+    return order
+""",
+    "leaves_left_out": _ORDER_HEAD
+    + _KAHN_COUNT
+    + """
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        if type(node).__name__ != "AccumulateGrad":
+            order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+    return order
+""",
+    "reversed_order": _ORDER_HEAD
+    + _KAHN_COUNT
+    + """
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+    return order[::-1]
+""",
+    "edges_counted_once": _ORDER_HEAD
+    + """
+    incoming = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is not None and child not in incoming:
+                incoming[child] = 1
+                stack.append(child)
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and child in incoming:
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+    return order
+""",
+    "delegates_to_the_engine": _ORDER_HEAD
+    + """
+    from minitorch.autograd import engine
+    deps = engine._dependencies([root])
+    incoming = {node: 0 for node in deps}
+    for node in deps:
+        for child, _ in node.next_functions:
+            if child is not None:
+                incoming[child] = incoming.get(child, 0) + 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+    return order
+""",
+}
+
+_BACKWARD_HEAD = """
+def backward(tensor, gradient=None):
+    if gradient is None:
+        gradient = minitorch.ones_like(tensor)
+"""
+
+BACKWARD = {
+    "leaf_grad_overwritten": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            node.variable.grad = grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
+""",
+    "leaf_grad_added_in_place": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            if leaf.grad is None:
+                leaf.grad = grad
+            else:
+                with minitorch.no_grad():
+                    leaf.grad.add_(grad)
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
+""",
+    "pending_added_in_place": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is None or g is None:
+                continue
+            if child in pending:
+                with minitorch.no_grad():
+                    pending[child].add_(g)
+            else:
+                pending[child] = g
+""",
+    "pending_overwritten": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g
+""",
+    "given_gradient_ignored": """
+def backward(tensor, gradient=None):
+    gradient = minitorch.ones_like(tensor)
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
+""",
+    "reverse_topological_order": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    for node in reversed(topological_order(tensor)):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
+""",
+    "recursive_walk": _BACKWARD_HEAD
+    + """
+    def send(node, grad):
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            return
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                send(child, g)
+
+    send(tensor.grad_fn, gradient)
+""",
+    "grads_of_every_path_separately_first_only": _BACKWARD_HEAD
+    + """
+    pending = {tensor.grad_fn: gradient}
+    done = set()
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None or node in done:
+            continue
+        done.add(node)
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            if leaf.grad is None:
+                leaf.grad = grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
+""",
+    "delegates_to_tensor_backward": """
+def backward(tensor, gradient=None):
+    tensor.backward(gradient, retain_graph=True)
+""",
+    "delegates_to_the_engine": """
+from minitorch.autograd import engine
+
+def backward(tensor, gradient=None):
+    engine.backward(tensor, gradient, retain_graph=True)
+""",
+}
+
+CLIP = {
+    "forward_returns_its_input": _clip(forward="return a"),
+    "forward_clips_the_values": _clip(forward="return np.clip(a, -1.0, 1.0)"),
+    "one_sided_clip": _clip(backward="return minitorch.minimum(grad, 1.0)"),
+    "clip_through_numpy": _clip(
+        backward="return minitorch.tensor(np.clip(grad.numpy(), -1.0, 1.0), dtype=grad.dtype)"
+    ),
+    "norm_clipping": _clip(
+        backward="norm = float((grad * grad).sum().sqrt().item())\n"
+        "        return grad / max(norm, 1.0)"
+    ),
+    "identity_backward": _clip(backward="return grad"),
+    "clip_to_zero_one": _clip(
+        backward="return minitorch.minimum(minitorch.maximum(grad, 0.0), 1.0)"
+    ),
+    "sign_of_the_gradient": _clip(backward="return grad.sign()"),
+    "clip_detached": _clip(
+        backward="return minitorch.minimum(minitorch.maximum(grad.detach(), -1.0), 1.0)"
+    ),
+}
+
+GRADCHECK = {
+    "one_sided_difference": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    f0 = f(minitorch.tensor(base)).item()
+    for index in np.ndindex(*base.shape):
+        plus = base.copy()
+        plus[index] += eps
+        grad[index] = (f(minitorch.tensor(plus)).item() - f0) / eps
+    return grad
+""",
+    "eps_ignored": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[index] += 1e-6
+        minus[index] -= 1e-6
+        grad[index] = (f(minitorch.tensor(plus)).item() - f(minitorch.tensor(minus)).item()) / 2e-6
+    return grad
+""",
+    "perturbs_float32_in_place": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().numpy()
+    grad = np.zeros(base.shape)
+    for index in np.ndindex(*base.shape):
+        old = base[index]
+        base[index] = old + eps
+        f_plus = f(x).item()
+        base[index] = old - eps
+        f_minus = f(x).item()
+        grad[index] = (f_plus - f_minus) / (2 * eps)
+    return grad
+""",
+    "element_not_restored": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        base[index] += eps
+        f_plus = f(minitorch.tensor(base)).item()
+        base[index] -= 2 * eps
+        f_minus = f(minitorch.tensor(base)).item()
+        grad[index] = (f_plus - f_minus) / (2 * eps)
+    return grad
+""",
+    "outputs_weighted_by_ones": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    f(*xs).sum().backward()
+    for i, x in enumerate(xs):
+        def projected(xi, i=i):
+            args = xs[:i] + [xi] + xs[i + 1 :]
+            with minitorch.no_grad():
+                return f(*args).sum()
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.allclose(analytic, numerical_grad(projected, x, eps), atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+    "runs_on_the_callers_tensors": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    out = f(*inputs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(out.shape), dtype=out.dtype)
+    (out * v).sum().backward()
+    for i, x in enumerate(inputs):
+        def projected(xi, i=i):
+            args = list(inputs[:i]) + [xi.to(dtype=x.dtype)] + list(inputs[i + 1 :])
+            with minitorch.no_grad():
+                return (f(*args) * v).sum().double()
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.double().numpy()
+        if not np.allclose(analytic, numerical_grad(projected, x, eps), atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+    "first_input_only": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(out.shape))
+    (out * v).sum().backward()
+
+    def projected(x0):
+        with minitorch.no_grad():
+            return (f(x0, *xs[1:]) * v).sum()
+
+    analytic = xs[0].grad.numpy()
+    return bool(np.allclose(analytic, numerical_grad(projected, xs[0], eps), atol=atol, rtol=rtol))
+""",
+    "exact_comparison": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(out.shape))
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+        def projected(xi, i=i):
+            args = xs[:i] + [xi] + xs[i + 1 :]
+            with minitorch.no_grad():
+                return (f(*args) * v).sum()
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.array_equal(analytic, numerical_grad(projected, x, eps)):
+            return False
+    return True
+""",
+    "in_float32": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().float().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(out.shape), dtype=out.dtype)
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+        def projected(xi, i=i):
+            args = xs[:i] + [xi.float()] + xs[i + 1 :]
+            with minitorch.no_grad():
+                return (f(*args) * v).sum()
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.allclose(analytic, numerical_grad(projected, x, eps), atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+    "returns_nothing": """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(out.shape))
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+        def projected(xi, i=i):
+            args = xs[:i] + [xi] + xs[i + 1 :]
+            with minitorch.no_grad():
+                return (f(*args) * v).sum()
+        if not np.allclose(x.grad.numpy(), numerical_grad(projected, x, eps), atol=atol, rtol=rtol):
+            print("gradcheck failed for input", i)
+""",
+    "delegates_to_minitorch": """
+from minitorch.autograd import gradcheck as _package_gradcheck
+
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    return _package_gradcheck(f, xs, eps=eps, atol=atol, rtol=rtol, raise_exception=False)
+""",
+}
+
+MUTANTS = {
+    "02.1": MUL_DIV,
+    "02.2": EXP_LOG,
+    "02.3": UNBROADCAST,
+    "02.4": MATMUL,
+    "02.5": SUM,
+    "02.6": ORDER,
+    "02.7": BACKWARD,
+    "02.8": CLIP,
+    "02.9": GRADCHECK,
+}
+
+CORRECT = {
+    "02.3": {
+        "every_size_one_dim_summed_from_grad": _UNBROADCAST_HEAD
+        + """
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1]
+    return grad.sum(tuple(dims), keepdim=True)[(0,) * lead].reshape(shape)
+""",
+        "sum_without_keepdim_then_reshape": _UNBROADCAST_HEAD
+        + """
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1]
+    dims = [d for d in dims if grad.shape[d] != 1 or d < lead]
+    return grad.sum(tuple(dims)).reshape(shape) if dims else grad.reshape(shape)
+""",
+    },
+    "02.5": {
+        "expand_by_multiplying_ones": _sum(
+            "if not ctx.keepdim:\n"
+            "            for d in ctx.dims:\n"
+            "                grad = grad.unsqueeze(d)\n"
+            "        ones = minitorch.ones(*ctx.input_shape, dtype=grad.dtype)\n"
+            "        return grad * ones, None, None"
+        ),
+    },
+    "02.8": {
+        "where": _clip(
+            backward="inner = minitorch.where(grad < -1.0, -1.0, grad)\n"
+            "        return minitorch.where(inner > 1.0, 1.0, inner)"
+        ),
+    },
+}
