@@ -4,8 +4,8 @@ The *probes* run the learner's piece inside the real framework (real modules, au
 optimizers and data) and return what came out as plain data: names, numbers, arrays.
 The *judges* (``@exercise``) rebuild the same setting here in the grader with
 minitorch's own version, which matches PyTorch, and compare. While the learner's code
-runs, the package's version of the same piece is blocked, so that calling it cannot
-pass a test.
+runs, a call from it to the package's version of the same piece fails the exercise
+(see :mod:`minitorch.grading.delegation`).
 """
 
 import contextlib
@@ -18,38 +18,15 @@ import minitorch
 import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.data import Dataset, load_digits
-from minitorch.grading import exercise, probe
+from minitorch.grading import exercise, forbid, forbidding, probe
 
 
 # --- helpers -------------------------------------------------------------------------------
-@contextlib.contextmanager
 def _blocked(nb, what, *targets):
-    """While the learner's code runs, make the package's own ``what`` fail with a hint.
-
-    ``targets`` are ``(owner, attribute)`` pairs; notebook globals bound to the same
-    objects (``from minitorch.nn.utils import clip_grad_norm_``) are blocked too.
-    """
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(
-            f"your code called minitorch's own {what}, which this exercise asks you to write"
-        )
-
-    saved = [(owner, name, owner.__dict__[name]) for owner, name in targets]
-    originals = [original for _, _, original in saved]
-    namespace = nb._globals
-    aliases = [(k, v) for k, v in namespace.items() if any(v is original for original in originals)]
-    try:
-        for owner, name, _ in saved:
-            setattr(owner, name, refuse)
-        for k, _ in aliases:
-            namespace[k] = refuse
-        yield
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-        for k, v in aliases:
-            namespace[k] = v
+    """While the learner's code runs, a call from it to the package's own ``what`` (any of
+    ``targets``, ``(owner, attribute)`` pairs) fails the probe with "your answer used
+    minitorch's own ...: write it yourself" (see :mod:`minitorch.grading.delegation`)."""
+    return forbidding(forbid(*targets), nb)
 
 
 def _values(t):
@@ -137,7 +114,15 @@ def _reused():
     return nn.Sequential(shared, nn.Tanh(), shared)
 
 
+def _frozen():
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model[0].requires_grad_(False)  # a frozen layer: its parameters are still parameters
+    model[2].bias.requires_grad_(False)
+    return model
+
+
 MODELS = {
+    "frozen": _frozen,
     "sequential": lambda: nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)),
     "nested": _Net,
     "tied": _tied,
@@ -184,33 +169,39 @@ def _same_walk(run, model_name, prefix="", what="the model"):
         )
 
 
+# catches: a walk of the direct children only; indices of Sequential not used as names
 @exercise("03.1")
 def test_sequential_names(run):
-    # catches: a walk of the direct children only; indices of Sequential not used as names
     _same_walk(run, "sequential", what="Sequential(Linear, ReLU, Linear)")
 
 
+# catches: breadth-first order; None submodules or parameters not skipped; buffers yielded
 @exercise("03.1")
 def test_nested_modules_in_depth_first_order(run):
-    # catches: breadth-first order; None submodules or parameters not skipped; buffers yielded
     _same_walk(run, "nested", what="a nested model")
 
 
+# catches: the prefix ignored, or joined without a dot
 @exercise("03.1")
 def test_prefix_is_prepended(run):
-    # catches: the prefix ignored, or joined without a dot
     _same_walk(run, "nested", prefix="model", what="a nested model")
 
 
+# catches: a tied or reused parameter yielded twice (an optimizer would step it twice)
 @exercise("03.1")
 def test_shared_parameters_are_yielded_once(run):
-    # catches: a tied or reused parameter yielded twice (an optimizer would step it twice)
     _same_walk(run, "tied", what="a model with tied weights")
     _same_walk(run, "reused", what="Sequential(lin, Tanh, lin)")
 
 
+# catches: frozen (requires_grad=False) parameters skipped: they are still parameters
+@exercise("03.1")
+def test_frozen_parameters_are_yielded(run):
+    _same_walk(run, "frozen", what="a model with a frozen layer")
+
+
 # --- 03.2 Linear ---------------------------------------------------------------------------
-_LINEAR = ((nn.Linear, "reset_parameters"), (nn.Linear, "forward"), (F, "linear"))
+_LINEAR = (nn.Linear, (F, "linear"))
 
 
 def _linear(nb, *args, **kwargs):
@@ -237,9 +228,9 @@ def linear_registration(nb):
     return out
 
 
+# catches: weight of shape (in, out); plain tensors instead of Parameters; bias=False ignored
 @exercise("03.2")
 def test_parameters_are_registered(run):
-    # catches: weight of shape (in, out); plain tensors instead of Parameters; bias=False ignored
     got = run(linear_registration)
     assert got[True]["module"], "Linear should subclass minitorch.nn.Module"
     names = got[True]["names"]
@@ -278,9 +269,9 @@ def linear_outputs(nb, seed):
     return out
 
 
+# catches: x @ W instead of x @ W.T; the bias left out; batch dims not supported
 @exercise("03.2")
 def test_forward_matches_f_linear(run):
-    # catches: x @ W instead of x @ W.T; the bias left out; batch dims not supported
     cases = [(bias, shape) for bias in (True, False) for shape in ((5, 6), (2, 3, 6))]
     for (bias, shape), got in zip(cases, run(linear_outputs, 2), strict=True):
         assert got["out"] is not None, f"Linear(6, 4, bias={bias}) did not return a tensor"
@@ -306,9 +297,9 @@ def linear_init(nb, seeds, fan_in, fan_out):
     return out
 
 
+# catches: randn init; bounds of 1/fan_out or 1/fan_in; biases started at zero
 @exercise("03.2")
 def test_init_is_uniform_within_one_over_sqrt_fan_in(run):
-    # catches: randn init; bounds of 1/fan_out or 1/fan_in; biases started at zero
     fan_in = 64
     ((w, b),) = run(linear_init, [3], fan_in, 512)
     bound = 1 / math.sqrt(fan_in)
@@ -328,9 +319,9 @@ def test_init_is_uniform_within_one_over_sqrt_fan_in(run):
     )
 
 
+# catches: numpy's global random numbers (manual_seed does not repeat them)
 @exercise("03.2")
 def test_init_uses_minitorch_random_numbers(run):
-    # catches: numpy's global random numbers (manual_seed does not repeat them)
     (first, _), (again, _), (other, _) = run(linear_init, [11, 11, 12], 8, 4)
     assert np.array_equal(first, again) and not np.array_equal(first, other), (
         "Linear's weights should come from minitorch's random generator, so that "
@@ -359,9 +350,9 @@ def linear_fit(nb):
     return _values(layer.weight), bias
 
 
+# catches: a forward that does not use the registered weight and bias
 @exercise("03.2")
 def test_trains_a_tiny_regression(run):
-    # catches: a forward that does not use the registered weight and bias
     weight, bias = run(linear_fit)
     x, y = _regression_data()
     assert bias is not None, "Linear(3, 2) has no bias"
@@ -414,9 +405,9 @@ def _check_losses(run, cases, whats):
         )
 
 
+# catches: sum instead of mean; the target's logit not subtracted; the wrong axis
 @exercise("03.3")
 def test_matches_minitorch_on_random_logits(run):
-    # catches: sum instead of mean; the target's logit not subtracted; the wrong axis
     cases, whats = [], []
     for n, c in ((1, 3), (8, 10), (64, 5)):
         cases.append(
@@ -429,9 +420,9 @@ def test_matches_minitorch_on_random_logits(run):
     _check_losses(run, cases, whats)
 
 
+# catches: exp of large logits without subtracting the max (overflow to inf or nan)
 @exercise("03.3")
 def test_extreme_logits_stay_finite(run):
-    # catches: exp of large logits without subtracting the max (overflow to inf or nan)
     logits = np.array(
         [[1000.0, 0.0, -1000.0], [-1e4, 1e4, 0.0], [500.0, 500.0, 500.0]], dtype=np.float32
     )
@@ -449,9 +440,9 @@ def loss_gradient(nb, data, target):
     return None if mine.grad is None else _values(mine.grad)
 
 
+# catches: a loss computed through .item(), .numpy() or detach (no gradient flows)
 @exercise("03.3")
 def test_gradient_through_the_engine_matches(run):
-    # catches: a loss computed through .item(), .numpy() or detach (no gradient flows)
     for scale in (1.0, 300.0):
         data = (run.rng.standard_normal((16, 7)) * scale).astype(np.float32)
         target = run.rng.integers(0, 7, size=16).astype(np.int64)
@@ -534,9 +525,9 @@ def one_sgd_step(nb, start, grad, lr):
     return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
 
 
+# catches: a step that adds the gradient; a parameter replaced by a new non-leaf tensor
 @exercise("03.4")
 def test_plain_step_is_p_minus_lr_times_grad(run):
-    # catches: a step that adds the gradient; a parameter replaced by a new non-leaf tensor
     start = np.array([1.0, -2.0, 3.0], dtype=np.float32)
     grad = np.array([0.5, 0.5, -1.0], dtype=np.float32)
     got, leaf = run(one_sgd_step, start, grad, 0.1)
@@ -550,9 +541,9 @@ def test_plain_step_is_p_minus_lr_times_grad(run):
     )
 
 
+# catches: momentum applied to the step instead of the buffer; a buffer aliasing .grad
 @exercise("03.4")
 def test_momentum_trajectory_matches_minitorch(run):
-    # catches: momentum applied to the step instead of the buffer; a buffer aliasing .grad
     for lr, momentum in ((0.05, 0.9), (0.1, 0.0), (0.02, 0.5)):
         kwargs = {"lr": lr, "momentum": momentum}
         got, _ = run(trajectory, "SGD", kwargs, 1, 20)
@@ -560,9 +551,9 @@ def test_momentum_trajectory_matches_minitorch(run):
         _compare_trajectories(got, expected, f"SGD(lr={lr}, momentum={momentum})")
 
 
+# catches: buffers kept in a private dict (state_dict() would not save them)
 @exercise("03.4")
 def test_momentum_buffers_live_in_the_optimizer_state(run):
-    # catches: buffers kept in a private dict (state_dict() would not save them)
     kwargs = {"lr": 0.05, "momentum": 0.9}
     _, states = run(trajectory, "SGD", kwargs, 2, 3)
     model, ref_opt, _ = _reference("SGD", kwargs, 2, 3)
@@ -582,6 +573,111 @@ def test_momentum_buffers_live_in_the_optimizer_state(run):
         )
 
 
+_GROUP_KWARGS = {
+    "SGD": ({"lr": 0.01, "momentum": 0.9}, {"momentum": 0.5}),
+    "Adam": ({"lr": 0.01, "betas": (0.9, 0.99)}, {"betas": (0.8, 0.9), "eps": 1e-3}),
+}
+
+
+def _groups_run(make_optimizer, kind, guard=contextlib.nullcontext):
+    """Two param groups (the second with its own hyper-parameters), a parameter whose
+    first gradient arrives at step 3, a scheduler that changes one group's lr at step 4,
+    and a parameter without a gradient at step 5: the parameters after each step."""
+    defaults, second = _GROUP_KWARGS[kind]
+    minitorch.manual_seed(30)
+    p1, p2, p3 = (nn.Parameter(minitorch.randn(n)) for n in (3, 2, 2))
+    opt = make_optimizer([{"params": [p1, p2], "lr": 0.05}, {"params": [p3], **second}], defaults)
+    rng = np.random.default_rng(31)
+    history = []
+    for step in range(6):
+        for p in (p1, p2, p3):
+            p.grad = minitorch.from_numpy(rng.standard_normal(p.shape).astype(np.float32))
+        if step < 2:
+            p2.grad = None  # no gradient yet (unused in the forward pass)
+        if step == 4:
+            p3.grad = None  # unused in this step: skipped, its momentum does not move it
+        if step == 3:
+            opt.param_groups[1]["lr"] = 0.2  # what a learning-rate scheduler does
+        with guard():
+            opt.step()
+        history.append([_values(p) for p in (p1, p2, p3)])
+    return history
+
+
+@probe
+def groups_trajectory(nb, kind):
+    cls = getattr(nb, kind)
+
+    def guard():
+        return _blocked(nb, _STEP[kind], (getattr(optim, kind), "step"))
+
+    return _groups_run(lambda groups, defaults: cls(groups, **defaults), kind, guard)
+
+
+def _check_groups(run, kind):
+    got = run(groups_trajectory, kind)
+    expected = _groups_run(lambda groups, defaults: getattr(optim, kind)(groups, **defaults), kind)
+    what = (
+        f"{kind} with two param groups, a late gradient and an lr changed by a scheduler "
+        "(read each group's own hyper-parameters at every step, count steps per parameter)"
+    )
+    _compare_trajectories(got, expected, what)
+
+
+@probe
+def same_gradient_twice(nb, momentum):
+    p = nn.Parameter(minitorch.tensor([1.0, -2.0, 3.0]))
+    p.grad = minitorch.tensor([0.5, 0.5, -1.0])
+    opt = nb.SGD([p], lr=0.1, momentum=momentum)
+    out = []
+    with _blocked(nb, "optim.SGD", (optim.SGD, "step")):
+        for _ in range(2):
+            opt.step()  # the same gradient twice (e.g. a step retried)
+            out.append((_values(p), _values(p.grad)))
+        opt.zero_grad(set_to_none=False)  # zeroes .grad in place
+        with minitorch.no_grad():
+            p.grad.add_(minitorch.tensor([1.0, -1.0, 0.25]))  # the engine accumulates in place
+        opt.step()
+        out.append((_values(p), _values(p.grad)))
+    return out
+
+
+# catches: a momentum buffer that is the .grad tensor itself (no clone): updating the
+# buffer in place changes the gradient, and zeroing the gradient zeroes the buffer
+@exercise("03.4")
+def test_momentum_buffer_is_not_the_gradient(run):
+    got = run(same_gradient_twice, 0.9)
+    p = nn.Parameter(minitorch.tensor([1.0, -2.0, 3.0]))
+    p.grad = minitorch.tensor([0.5, 0.5, -1.0])
+    ref = optim.SGD([p], lr=0.1, momentum=0.9)
+    expected = []
+    for _ in range(2):
+        ref.step()
+        expected.append((_values(p), _values(p.grad)))
+    ref.zero_grad(set_to_none=False)
+    with minitorch.no_grad():
+        p.grad.add_(minitorch.tensor([1.0, -1.0, 0.25]))
+    ref.step()
+    expected.append((_values(p), _values(p.grad)))
+    for step, ((mine, mine_grad), (theirs, theirs_grad)) in enumerate(
+        zip(got, expected, strict=True), start=1
+    ):
+        _close_arrays(
+            mine_grad,
+            theirs_grad,
+            f"p.grad after step {step} of SGD(momentum=0.9) (step() must not change .grad: "
+            "start the buffer with grad.clone())",
+        )
+        _close_arrays(mine, theirs, f"p after step {step} of SGD(momentum=0.9)")
+
+
+# catches: hyper-parameters read from self.defaults (or captured in __init__) instead of
+# each param group at each step: groups and schedulers silently ignored
+@exercise("03.4")
+def test_param_groups_and_a_scheduled_lr(run):
+    _check_groups(run, "SGD")
+
+
 # --- 03.5 Adam -----------------------------------------------------------------------------
 @probe
 def one_adam_step(nb, start, grad, lr):
@@ -593,9 +689,9 @@ def one_adam_step(nb, start, grad, lr):
     return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
 
 
+# catches: no bias correction (the first step is lr * (1 - beta1) / sqrt(1 - beta2))
 @exercise("03.5")
 def test_first_step_moves_each_weight_by_lr(run):
-    # catches: no bias correction (the first step is lr * (1 - beta1) / sqrt(1 - beta2))
     start = np.array([0.5, -1.0, 2.0, 0.0, 3.0], dtype=np.float32)
     grad = np.array([1e-3, -0.5, 40.0, 2.0, -1e3], dtype=np.float32)
     got, leaf = run(one_adam_step, start, grad, 0.01)
@@ -611,26 +707,26 @@ def test_first_step_moves_each_weight_by_lr(run):
     )
 
 
+# catches: eps inside the square root; moments updated in the wrong order
 @exercise("03.5")
 def test_trajectory_matches_minitorch(run):
-    # catches: eps inside the square root; moments updated in the wrong order
     got, _ = run(trajectory, "Adam", {"lr": 0.01}, 3, 20)
     _, _, expected = _reference("Adam", {"lr": 0.01}, 3, 20)
     _compare_trajectories(got, expected, "Adam(lr=0.01)")
 
 
+# catches: the defaults used instead of the param group's betas and eps
 @exercise("03.5")
 def test_custom_betas_and_eps(run):
-    # catches: the defaults used instead of the param group's betas and eps
     kwargs = {"lr": 0.05, "betas": (0.8, 0.99), "eps": 1e-4}
     got, _ = run(trajectory, "Adam", kwargs, 4, 20)
     _, _, expected = _reference("Adam", kwargs, 4, 20)
     _compare_trajectories(got, expected, "Adam(lr=0.05, betas=(0.8, 0.99), eps=1e-4)")
 
 
+# catches: one global step count; moments kept outside optimizer.state
 @exercise("03.5")
 def test_moments_live_in_the_optimizer_state(run):
-    # catches: one global step count; moments kept outside optimizer.state
     _, states = run(trajectory, "Adam", {"lr": 0.01}, 5, 4)
     model, ref_opt, _ = _reference("Adam", {"lr": 0.01}, 5, 4)
     names = [name for name, _ in model.named_parameters()]
@@ -655,6 +751,13 @@ def test_moments_live_in_the_optimizer_state(run):
                 f"after 4 steps optimizer.state[{name}][{key!r}] (vs minitorch.optim's)",
                 atol=1e-8,
             )
+
+
+# catches: one global step count (a parameter whose first gradient comes late gets the
+# wrong bias correction); self.defaults read instead of each param group
+@exercise("03.5")
+def test_param_groups_and_a_late_gradient(run):
+    _check_groups(run, "Adam")
 
 
 # --- 03.6 clip_grad_norm_ ------------------------------------------------------------------
@@ -693,9 +796,9 @@ def _reference_clip(seed, scale, max_norm):
     return total, _grads(model)
 
 
+# catches: per-parameter clipping; the norm after clipping returned; None grads counted
 @exercise("03.6")
 def test_clips_like_minitorch(run):
-    # catches: per-parameter clipping; the norm after clipping returned; None grads counted
     for scale, max_norm in ((3.0, 1.0), (10.0, 2.5)):
         total, grads = run(clipped, 7, scale, max_norm, "list")
         expected_total, expected = _reference_clip(7, scale, max_norm)
@@ -719,9 +822,9 @@ def test_clips_like_minitorch(run):
         )
 
 
+# catches: gradients scaled up to max_norm when they are already below it
 @exercise("03.6")
 def test_no_change_below_max_norm(run):
-    # catches: gradients scaled up to max_norm when they are already below it
     total, grads = run(clipped, 8, 0.01, 10.0, "list")
     before = _grads(_model_with_grads(8, 0.01))
     expected = math.sqrt(
@@ -742,9 +845,9 @@ def test_no_change_below_max_norm(run):
             )
 
 
+# catches: the parameters iterated twice (a generator is empty the second time)
 @exercise("03.6")
 def test_accepts_a_generator_of_parameters(run):
-    # catches: the parameters iterated twice (a generator is empty the second time)
     total, grads = run(clipped, 9, 5.0, 1.0, "generator")
     _, expected = _reference_clip(9, 5.0, 1.0)
     for i, (a, b) in enumerate(zip(grads, expected, strict=True)):
@@ -762,9 +865,9 @@ def test_accepts_a_generator_of_parameters(run):
     )
 
 
+# catches: a clip that hides a NaN norm (the loop could not see it and skip the step)
 @exercise("03.6")
 def test_nan_gradient_propagates(run):
-    # catches: a clip that hides a NaN norm (the loop could not see it and skip the step)
     total, grads = run(clipped, 10, 1.0, 1.0, "nan")
     assert isinstance(total, float) and math.isnan(total), (
         f"with a NaN in one gradient clip_grad_norm_ returned {total!r}; the total norm should "
@@ -870,9 +973,9 @@ def _numbers(batches):
     return numbers
 
 
+# catches: the last, smaller batch dropped; len() rounding down
 @exercise("03.7")
 def test_sequential_batches_in_order(run):
-    # catches: the last, smaller batch dropped; len() rounding down
     (epoch,), length = run(epochs_of, 10, {"batch_size": 4}, 1)
     got = _numbers(epoch)
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]], (
@@ -882,9 +985,9 @@ def test_sequential_batches_in_order(run):
     assert length == 3, f"len(loader) is {length}, expected 3 batches"
 
 
+# catches: drop_last ignored, in iteration or in len()
 @exercise("03.7")
 def test_drop_last(run):
-    # catches: drop_last ignored, in iteration or in len()
     (epoch,), length = run(epochs_of, 10, {"batch_size": 4, "drop_last": True}, 1)
     got = _numbers(epoch)
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7]], (
@@ -898,9 +1001,9 @@ def test_drop_last(run):
     )
 
 
+# catches: sampling with replacement; shuffle ignored
 @exercise("03.7")
 def test_shuffle_covers_every_sample_once(run):
-    # catches: sampling with replacement; shuffle ignored
     seed = int(run.rng.integers(1000))
     epochs, _ = run(epochs_of, 23, {"batch_size": 5, "shuffle": True, "seed": seed}, 2)
     for epoch, batches in enumerate(epochs, start=1):
@@ -917,9 +1020,9 @@ def test_shuffle_covers_every_sample_once(run):
         assert order != list(range(23)), f"epoch {epoch} with shuffle=True was not shuffled"
 
 
+# catches: one permutation reused every epoch; the generator ignored
 @exercise("03.7")
 def test_seeded_shuffles_repeat_and_differ_between_epochs(run):
-    # catches: one permutation reused every epoch; the generator ignored
     def orders(seed, n=2):
         epochs, _ = run(epochs_of, 30, {"batch_size": 8, "shuffle": True, "seed": seed}, n)
         return [[i for b in _numbers(batches) for i in b] for batches in epochs]
@@ -950,9 +1053,9 @@ def digit_batches(nb):
     return batches, len(loader)
 
 
+# catches: images flattened or squeezed by the collate; a batch lost at the end
 @exercise("03.7")
 def test_batches_the_digits(run):
-    # catches: images flattened or squeezed by the collate; a batch lost at the end
     batches, length = run(digit_batches)
     _structure(batches)
     shapes = [(tuple(b["xs"]), tuple(b["ys"].shape)) for b in batches]
@@ -1016,9 +1119,9 @@ def train_with_sgd(nb, seed, lr, momentum, epochs):
     }
 
 
+# catches: the last batch's loss returned; loss tensors kept (graphs kept alive)
 @exercise("03.8")
 def test_returns_one_mean_loss_per_epoch(run):
-    # catches: the last batch's loss returned; loss tensors kept (graphs kept alive)
     got = run(train_with_sgd, 20, 0.0, 0.0, 3)
     losses = got["losses"]
     assert isinstance(losses, (list, tuple)) and len(losses) == 3, (
@@ -1039,9 +1142,9 @@ def test_returns_one_mean_loss_per_epoch(run):
         )
 
 
+# catches: zero_grad forgotten or misplaced; step before backward
 @exercise("03.8")
 def test_matches_a_correct_loop(run):
-    # catches: zero_grad forgotten or misplaced; step before backward
     got = run(train_with_sgd, 21, 0.1, 0.5, 2)
     batches, ref = _regression(21), _mlp(21)
     ref_opt = optim.SGD(ref.parameters(), lr=0.1, momentum=0.5)
@@ -1078,9 +1181,9 @@ def training_modes(nb, seed):
     return [bool(m) for m in modes]
 
 
+# catches: model.train() never called (an evaluation left the model in eval mode)
 @exercise("03.8")
 def test_puts_the_model_in_training_mode(run):
-    # catches: model.train() never called (an evaluation left the model in eval mode)
     modes = run(training_modes, 22)
     assert modes and all(modes), (
         "train() ran the model in eval mode; call model.train() at the start of each epoch"
@@ -1105,9 +1208,9 @@ def train_on_digits(nb):
     return losses, [_values(p) for p in model.parameters()]
 
 
+# catches: a loop that does not learn (no step, lr unused, gradients never cleared)
 @exercise("03.8")
 def test_learns_to_classify_digits(run):
-    # catches: a loop that does not learn (no step, lr unused, gradients never cleared)
     losses, params = run(train_on_digits)
     model = _digits_model()
     assert len(params) == len(list(model.parameters())), "the model's parameters changed"
@@ -1128,4 +1231,70 @@ def test_learns_to_classify_digits(run):
     )
     assert acc >= 0.9, (
         f"after 6 epochs on 719 digits the test accuracy is {acc:.1%}, expected at least 90%"
+    )
+
+
+class _EvaluatingLoader(_FixedLoader):
+    """Like an evaluation callback at the end of each epoch: switches the model to eval."""
+
+    def __init__(self, batches, model):
+        super().__init__(batches)
+        self.model = model
+
+    def __iter__(self):
+        self.epochs += 1
+        yield from self.batches
+        self.model.eval()
+
+
+@probe
+def modes_per_epoch(nb, seed, epochs):
+    model = nn.Sequential(_mlp(seed), nn.Dropout(0.1))
+    modes = []
+    model.register_forward_hook(lambda module, args, output: modes.append(module.training))
+    loader = _EvaluatingLoader(_regression(seed), model)
+    opt = optim.SGD(model.parameters(), lr=0.01)
+    nb.train(model, loader, opt, F.mse_loss, epochs)
+    return [bool(m) for m in modes]
+
+
+# catches: model.train() called once before the epochs, not at the start of each (an
+# evaluation after epoch 1 leaves epochs 2 and later in eval mode)
+@exercise("03.8")
+def test_training_mode_in_every_epoch(run):
+    modes = run(modes_per_epoch, 24, 3)
+    assert len(modes) == 12 and all(modes), (
+        "after an evaluation switched the model to eval mode, train() ran the next epoch in "
+        "eval mode: call model.train() at the start of every epoch"
+    )
+
+
+@probe
+def graphs_kept_alive(nb, seed):
+    import gc
+    import weakref
+
+    batches, model = _regression(seed, n_batches=6), _mlp(seed)
+    graphs, alive = [], []
+
+    def loss_fn(out, target):
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in graphs))
+        loss = F.mse_loss(out, target)
+        graphs.append(weakref.ref(loss.grad_fn))
+        return loss
+
+    opt = optim.SGD(model.parameters(), lr=0.01)
+    nb.train(model, _FixedLoader(batches), opt, loss_fn, 2)
+    return alive
+
+
+# catches: the loss tensors added up (or kept in a list) instead of loss.item(): every
+# batch's graph stays alive until the end of the epoch
+@exercise("03.8")
+def test_batch_graphs_are_not_kept_alive(run):
+    alive = run(graphs_kept_alive, 25)
+    assert alive and max(alive) <= 1, (
+        f"while training, up to {max(alive)} earlier batches' graphs were still alive; take "
+        "each batch's loss with loss.item(), so that its graph can be freed"
     )

@@ -1,0 +1,837 @@
+"""Wrong answers to chapter 03's exercises, written the way learners write them.
+
+``MUTANTS[exercise_id] = {name: source}``: each source redefines the exercise's function
+or class in a copy of the solution notebook's namespace (see ``mutants.py``); names
+starting with ``delegates`` hand the piece to a ready-made implementation and must get no
+points. ``CORRECT`` holds legitimate alternatives, which must keep full marks.
+"""
+
+
+def _walk(params_loop, children_loop=None, prefix_join='f"{prefix}.{name}" if prefix else name'):
+    children_loop = children_loop or (
+        "for name, child in mod._modules.items():\n"
+        "            if child is not None:\n"
+        f"                yield from walk(child, {prefix_join})"
+    )
+    return f"""
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, prefix):
+        for name, param in mod._parameters.items():
+            {params_loop}
+        {children_loop}
+
+    yield from walk(module, prefix)
+"""
+
+
+_OWN = (
+    "if param is None or id(param) in seen:\n"
+    "                continue\n"
+    "            seen.add(id(param))\n"
+    '            yield (f"{prefix}.{name}" if prefix else name), param'
+)
+
+NAMED_PARAMETERS = {
+    "frozen_parameters_skipped": _walk(
+        "if param is None or not param.requires_grad or id(param) in seen:\n"
+        "                continue\n"
+        "            seen.add(id(param))\n"
+        '            yield (f"{prefix}.{name}" if prefix else name), param'
+    ),
+    "direct_children_only": _walk(
+        _OWN,
+        "for name, child in mod._modules.items():\n"
+        "            if child is not None and mod is module:\n"
+        "                for n, p in child._parameters.items():\n"
+        "                    if p is not None:\n"
+        '                        yield f"{name}.{n}", p',
+    ),
+    "shared_parameters_twice": _walk(
+        "if param is None:\n"
+        "                continue\n"
+        '            yield (f"{prefix}.{name}" if prefix else name), param'
+    ),
+    "prefix_without_a_dot": _walk(
+        "if param is None or id(param) in seen:\n"
+        "                continue\n"
+        "            seen.add(id(param))\n"
+        "            yield prefix + name, param",
+        prefix_join="prefix + name",
+    ),
+    "none_not_skipped": _walk(
+        "if id(param) in seen:\n"
+        "                continue\n"
+        "            seen.add(id(param))\n"
+        '            yield (f"{prefix}.{name}" if prefix else name), param'
+    ),
+    "yields_copies": _walk(
+        "if param is None or id(param) in seen:\n"
+        "                continue\n"
+        "            seen.add(id(param))\n"
+        '            yield (f"{prefix}.{name}" if prefix else name), nn.Parameter(param.detach())'
+    ),
+    "children_before_own": """
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, prefix):
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, f"{prefix}.{name}" if prefix else name)
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{prefix}.{name}" if prefix else name), param
+
+    yield from walk(module, prefix)
+""",
+    "breadth_first": """
+def named_parameters(module, prefix=""):
+    seen, queue = set(), [(prefix, module)]
+    while queue:
+        pre, mod = queue.pop(0)
+        for name, param in mod._parameters.items():
+            if param is not None and id(param) not in seen:
+                seen.add(id(param))
+                yield (f"{pre}.{name}" if pre else name), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                queue.append((f"{pre}.{name}" if pre else name, child))
+""",
+    "buffers_yielded_too": _walk(
+        _OWN,
+        "for name, buf in mod._buffers.items():\n"
+        "            if buf is not None:\n"
+        '                yield (f"{prefix}.{name}" if prefix else name), buf\n'
+        "        for name, child in mod._modules.items():\n"
+        "            if child is not None:\n"
+        '                yield from walk(child, f"{prefix}.{name}" if prefix else name)',
+    ),
+    "delegates_to_the_module": """
+def named_parameters(module, prefix=""):
+    yield from module.named_parameters(prefix)
+""",
+    "delegates_to_state_dict": """
+def named_parameters(module, prefix=""):
+    params = {id(p) for p in module.parameters()}
+    for name, value in module.state_dict().items():
+        if id(value) in params:
+            yield (f"{prefix}.{name}" if prefix else name), value
+""",
+}
+
+
+def _linear(
+    init,
+    forward="out = x @ self.weight.T\n        return out if self.bias is None else out + self.bias",
+):
+    return f"""
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        {init}
+
+    def forward(self, x):
+        {forward}
+"""
+
+
+_INIT = """k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)"""
+
+LINEAR = {
+    "weight_in_by_out": _linear(
+        _INIT.replace(
+            "minitorch.empty(out_features, in_features)",
+            "minitorch.empty(in_features, out_features)",
+        ),
+        "out = x @ self.weight\n        return out if self.bias is None else out + self.bias",
+    ),
+    "randn_init": _linear(
+        """self.weight = nn.Parameter(minitorch.randn(out_features, in_features))
+        if bias:
+            self.bias = nn.Parameter(minitorch.randn(out_features))
+        else:
+            self.register_parameter("bias", None)"""
+    ),
+    "bound_from_fan_out": _linear(
+        _INIT.replace("math.sqrt(in_features)", "math.sqrt(out_features)")
+    ),
+    "bias_starts_at_zero": _linear(
+        _INIT.replace(
+            "self.bias = nn.Parameter(minitorch.empty(out_features))\n"
+            "            nn.init.uniform_(self.bias, -k, k)",
+            "self.bias = nn.Parameter(minitorch.zeros(out_features))",
+        )
+    ),
+    "numpy_random_numbers": _linear(
+        """import numpy as np
+        k = 1 / math.sqrt(in_features)
+        w = np.random.uniform(-k, k, size=(out_features, in_features)).astype(np.float32)
+        self.weight = nn.Parameter(minitorch.from_numpy(w))
+        if bias:
+            b = np.random.uniform(-k, k, size=out_features).astype(np.float32)
+            self.bias = nn.Parameter(minitorch.from_numpy(b))
+        else:
+            self.register_parameter("bias", None)"""
+    ),
+    "bias_left_out_of_forward": _linear(_INIT, "return x @ self.weight.T"),
+    "plain_tensors": _linear(
+        _INIT.replace(
+            "nn.Parameter(minitorch.empty(out_features, in_features))",
+            "minitorch.empty(out_features, in_features)",
+        )
+    ),
+    "bias_false_ignored": _linear(
+        """k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        self.bias = nn.Parameter(minitorch.empty(out_features))
+        nn.init.uniform_(self.bias, -k, k)"""
+    ),
+    "delegates_to_f_linear": _linear(
+        _INIT, "return minitorch.nn.functional.linear(x, self.weight, self.bias)"
+    ),
+    "delegates_by_subclass": """
+class Linear(nn.Linear):
+    pass
+""",
+    "delegates_by_rebinding_forward": """
+import minitorch.nn.functional as F
+
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        """
+    + _INIT
+    + """
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+""",
+}
+
+CROSS_ENTROPY = {
+    "no_max_shift": """
+def cross_entropy(logits, target):
+    log_sum_exp = logits.exp().sum(dim=1).log()
+    picked = logits[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+    "sum_not_mean": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).sum()
+""",
+    "target_not_subtracted": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    return shifted.exp().sum(dim=1).log().mean()
+""",
+    "wrong_axis": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=0, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=0).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp.mean() - picked.mean())
+""",
+    "one_global_max": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max().detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+    "through_numpy": """
+import numpy as np
+
+def cross_entropy(logits, target):
+    z = logits.detach().numpy().astype(np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    picked = z[np.arange(len(z)), target.numpy()]
+    return minitorch.tensor(float((lse - picked).mean()))
+""",
+    "max_only_for_the_sum": """
+def cross_entropy(logits, target):
+    m = logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = (logits - m).exp().sum(dim=1).log()
+    picked = logits[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+    "delegates_to_f_cross_entropy": """
+import minitorch.nn.functional as F
+
+def cross_entropy(logits, target):
+    return F.cross_entropy(logits, target)
+""",
+    "delegates_to_log_softmax": """
+def cross_entropy(logits, target):
+    logp = logits.log_softmax(dim=1)
+    return -logp[minitorch.arange(logits.shape[0]), target].mean()
+""",
+}
+
+
+def _sgd(body):
+    return f"""
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        with minitorch.no_grad():
+            {body}
+"""
+
+
+_SGD_LOOP = """for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad"""
+
+SGD = {
+    "adds_the_gradient": _sgd(
+        _SGD_LOOP
+        + """
+                    p.add_(lr * g)"""
+    ),
+    "buffer_aliases_the_gradient": _sgd(
+        _SGD_LOOP
+        + """
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = g
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(g)
+                        g = state["momentum_buffer"]
+                    p.sub_(lr * g)"""
+    ),
+    "defaults_instead_of_the_group": _sgd("""lr = self.defaults["lr"]
+            momentum = self.defaults["momentum"]
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = g.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(g)
+                        g = state["momentum_buffer"]
+                    p.sub_(lr * g)"""),
+    "lr_folded_into_the_buffer": _sgd(
+        _SGD_LOOP
+        + """
+                    state = self.state.setdefault(p, {})
+                    if "momentum_buffer" not in state:
+                        state["momentum_buffer"] = (lr * g).clone()
+                    else:
+                        state["momentum_buffer"].mul_(momentum).add_(lr * g)
+                    p.sub_(state["momentum_buffer"])"""
+    ),
+    "dampened_momentum": _sgd(
+        _SGD_LOOP
+        + """
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = g.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_((1 - momentum) * g)
+                        g = state["momentum_buffer"]
+                    p.sub_(lr * g)"""
+    ),
+    "buffers_in_a_private_dict": """
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+        self.buffers = {}
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    if momentum:
+                        if p not in self.buffers:
+                            self.buffers[p] = g.clone()
+                        else:
+                            self.buffers[p].mul_(momentum).add_(g)
+                        g = self.buffers[p]
+                    p.sub_(lr * g)
+""",
+    "parameter_rebound": """
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                for i, p in enumerate(group["params"]):
+                    if p.grad is not None:
+                        group["params"][i] = p - group["lr"] * p.grad
+""",
+    "none_grads_not_skipped": _sgd("""for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    g = p.grad if p.grad is not None else minitorch.zeros_like(p)
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = g.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(g)
+                        g = state["momentum_buffer"]
+                    p.sub_(lr * g)"""),
+    "delegates_to_optim_sgd": """
+from minitorch import optim
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        optim.SGD.step(self)
+""",
+    "delegates_by_subclass": """
+from minitorch import optim
+
+class SGD(optim.SGD):
+    pass
+""",
+}
+
+
+def _adam(body, init=""):
+    return f"""
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+        {init or "pass"}
+
+    def step(self):
+        with minitorch.no_grad():
+            {body}
+"""
+
+
+def _adam_loop(
+    read='lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]',
+    count='state["step"] += 1\n                    t = state["step"]',
+    update="p.sub_(lr * m_hat / (v_hat.sqrt() + eps))",
+    bias="m_hat = m / (1 - beta1**t)\n                    v_hat = v / (1 - beta2**t)",
+    prelude="",
+):
+    return f"""{prelude}for group in self.param_groups:
+                {read}
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    state = self.state.setdefault(p, {{}})
+                    if not state:
+                        state["step"] = 0
+                        state["exp_avg"] = minitorch.zeros_like(p)
+                        state["exp_avg_sq"] = minitorch.zeros_like(p)
+                    {count}
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    {bias}
+                    {update}"""
+
+
+ADAM = {
+    "no_bias_correction": _adam(_adam_loop(bias="m_hat, v_hat = m, v")),
+    "one_global_step_count": _adam(
+        _adam_loop(
+            prelude="self.t = getattr(self, 't', 0) + 1\n            ",
+            count='state["step"] = self.t\n                    t = self.t',
+        )
+    ),
+    "eps_inside_the_root": _adam(_adam_loop(update="p.sub_(lr * m_hat / (v_hat + eps).sqrt())")),
+    "defaults_instead_of_the_group": _adam(
+        _adam_loop(
+            read='lr, eps = self.defaults["lr"], self.defaults["eps"]\n'
+            '                beta1, beta2 = self.defaults["betas"]'
+        )
+    ),
+    "bias_correction_off_by_one": _adam(
+        _adam_loop(
+            bias="m_hat = m / (1 - beta1 ** (t + 1))\n"
+            "                    v_hat = v / (1 - beta2 ** (t + 1))"
+        )
+    ),
+    "betas_swapped": _adam(
+        _adam_loop(read='lr, (beta2, beta1), eps = group["lr"], group["betas"], group["eps"]')
+    ),
+    "step_never_counted": _adam(_adam_loop(count="t = 1")),
+    "gradient_not_squared": _adam(
+        _adam_loop(update="p.sub_(lr * m_hat / (v_hat.abs().sqrt() + eps))").replace(
+            "v.mul_(beta2).add_((1 - beta2) * g * g)", "v.mul_(beta2).add_((1 - beta2) * g.abs())"
+        )
+    ),
+    "delegates_to_optim_adam": """
+from minitorch import optim
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    def step(self):
+        return optim.Adam.step(self)
+""",
+}
+
+_CLIP_TAIL = """
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+"""
+
+CLIP = {
+    "each_gradient_on_its_own": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = 0.0
+    with minitorch.no_grad():
+        for g in grads:
+            norm = (g * g).sum().sqrt().item()
+            total += norm**2
+            g.mul_(min(max_norm / (norm + 1e-6), 1.0))
+    return total**0.5
+""",
+    "norm_after_clipping": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+        return sum((g * g).sum() for g in grads).sqrt()
+""",
+    "scales_up_too": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        for g in grads:
+            g.mul_(max_norm / (total.item() + 1e-6))
+    return total
+""",
+    "generator_read_twice": """
+def clip_grad_norm_(parameters, max_norm):
+    with minitorch.no_grad():
+        total = sum((p.grad * p.grad).sum() for p in parameters if p.grad is not None)
+        total = total.sqrt() if hasattr(total, "sqrt") else minitorch.tensor(float(total) ** 0.5)
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.mul_(coef)
+    return total
+""",
+    "nan_hidden": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(1.0, max_norm / (total.item() + 1e-6))
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "l1_norm": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    with minitorch.no_grad():
+        total = sum(g.abs().sum() for g in grads)
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "new_gradients_not_in_place": """
+def clip_grad_norm_(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    with minitorch.no_grad():
+        total = sum((p.grad * p.grad).sum() for p in params).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for p in params:
+            g = p.grad * coef
+    return total
+""",
+    "none_grads_counted": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters]
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "delegates_to_nn_utils": """
+from minitorch.nn.utils import clip_grad_norm_
+""",
+}
+
+
+def _loader(
+    iter_body,
+    len_body="full, rest = divmod(len(self.dataset), self.batch_size)\n"
+    "        return full + (1 if rest and not self.drop_last else 0)",
+    init="",
+):
+    return f"""
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.drop_last = drop_last
+        {init or "pass"}
+
+    def __len__(self):
+        {len_body}
+
+    def __iter__(self):
+        {iter_body}
+"""
+
+
+_ITER = """n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))"""
+
+LOADER = {
+    "last_batch_always_dropped": _loader(
+        _ITER.replace(
+            "if len(indices) < self.batch_size and self.drop_last:",
+            "if len(indices) < self.batch_size:",
+        )
+    ),
+    "len_rounds_down": _loader(_ITER, "return len(self.dataset) // self.batch_size"),
+    "len_ignores_drop_last": _loader(_ITER, "return -(-len(self.dataset) // self.batch_size)"),
+    "one_permutation_for_every_epoch": _loader(
+        _ITER.replace(
+            "order = minitorch.randperm(n, generator=self.generator).tolist()", "order = self.order"
+        ),
+        init="self.order = minitorch.randperm(len(dataset), generator=generator).tolist()",
+    ),
+    "generator_ignored": _loader(
+        _ITER.replace("minitorch.randperm(n, generator=self.generator)", "minitorch.randperm(n)")
+    ),
+    "sampled_with_replacement": _loader(
+        _ITER.replace(
+            "order = minitorch.randperm(n, generator=self.generator).tolist()",
+            "order = minitorch.randint(0, n, (n,), generator=self.generator).tolist()",
+        )
+    ),
+    "samples_not_collated": _loader(
+        _ITER.replace(
+            "yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))", "yield samples"
+        )
+    ),
+    "numpy_shuffle": _loader(
+        _ITER.replace(
+            "order = minitorch.randperm(n, generator=self.generator).tolist()",
+            "import numpy as np\n            order = np.random.permutation(n).tolist()",
+        )
+    ),
+    "delegates_to_minitorch": """
+from minitorch.data import DataLoader
+""",
+    "delegates_to_default_collate": _loader(
+        _ITER.replace(
+            "yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))",
+            "from minitorch.data import default_collate\n"
+            "            yield default_collate(samples)",
+        )
+    ),
+}
+
+
+def _train(body):
+    return f"""
+def train(model, loader, optimizer, loss_fn, epochs):
+    history = []
+    {body}
+    return history
+"""
+
+
+TRAIN = {
+    "never_calls_train": _train("""for _ in range(epochs):
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "train_mode_set_once": _train("""model.train()
+    for _ in range(epochs):
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "loss_tensors_added_up": _train("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total = total + loss
+            batches += 1
+        history.append((total / batches).item())"""),
+    "loss_tensors_kept_in_a_list": _train("""for _ in range(epochs):
+        model.train()
+        losses = []
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+        history.append(sum(l.item() for l in losses) / len(losses))"""),
+    "last_batch_loss": _train("""for _ in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+        history.append(loss.item())"""),
+    "zero_grad_after_backward": _train("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.zero_grad()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "no_zero_grad": _train("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "step_before_backward": _train("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            optimizer.step()
+            loss.backward()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "sum_not_mean": _train("""for _ in range(epochs):
+        model.train()
+        total = 0.0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        history.append(total)"""),
+    "tensors_returned": _train("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.detach()
+            batches += 1
+        history.append(total / batches)"""),
+}
+
+MUTANTS = {
+    "03.1": NAMED_PARAMETERS,
+    "03.2": LINEAR,
+    "03.3": CROSS_ENTROPY,
+    "03.4": SGD,
+    "03.5": ADAM,
+    "03.6": CLIP,
+    "03.7": LOADER,
+    "03.8": TRAIN,
+}
+
+CORRECT = {
+    "03.3": {
+        "shift_not_detached": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+    },
+    "03.4": {
+        "buffer_started_at_zero": _sgd(
+            _SGD_LOOP
+            + """
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        buf = state.setdefault("momentum_buffer", minitorch.zeros_like(p))
+                        buf.mul_(momentum).add_(g)
+                        g = buf
+                    p.sub_(lr * g)"""
+        ),
+    },
+}

@@ -1,0 +1,9 @@
+"""Chapter 03's graded tests have teeth: every wrong answer in ``mutants_03.py`` loses
+points, every delegating one gets none, and the correct alternatives keep full marks
+(see ``mutants.py``)."""
+
+from mutants import alternative_tests, mutant_tests  # (tests/exercises is on sys.path)
+from mutants_03 import CORRECT, MUTANTS
+
+test_every_mutant_loses_points, test_the_solution_keeps_full_marks = mutant_tests("03", MUTANTS)
+test_correct_alternatives_keep_full_marks = alternative_tests("03", CORRECT)
