@@ -1,6 +1,6 @@
 """Grade one notebook: a score table on the terminal and, if asked, a results.json.
 
-    python -m minitorch.grade exercises/01_tensors.ipynb
+    python -m minitorch.grade exercises/01_tensors_exercises.ipynb
     python -m minitorch.grade submission.ipynb --chapter 01 --json results.json --tests private/
 
 The chapter comes from ``--chapter``, else the notebook's metadata (the generator writes
@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m minitorch.grade",
         description="Grade a chapter notebook with its exercise tests.",
     )
-    parser.add_argument("notebook", help="the notebook to grade, e.g. exercises/01_tensors.ipynb")
+    parser.add_argument(
+        "notebook", help="the notebook to grade, e.g. exercises/01_tensors_exercises.ipynb"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json")
     parser.add_argument(
         "--tests",

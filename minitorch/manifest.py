@@ -39,13 +39,14 @@ class Chapter:
     def lesson(self) -> Path:
         return ROOT / "chapters" / f"{self.stem}.ipynb"
 
+    # The three notebooks of a chapter have names that tell them apart in a JupyterLab tab.
     @property
     def solution(self) -> Path:
-        return ROOT / "solutions" / f"{self.stem}.ipynb"
+        return ROOT / "solutions" / f"{self.stem}_solutions.ipynb"
 
     @property
     def exercise_notebook(self) -> Path:
-        return ROOT / "exercises" / f"{self.stem}.ipynb"
+        return ROOT / "exercises" / f"{self.stem}_exercises.ipynb"
 
     @property
     def tests(self) -> Path:
@@ -170,7 +171,8 @@ def chapter(key: str) -> Chapter:
 
 
 def chapter_for_notebook(path: str | Path) -> Chapter:
-    """The chapter a notebook belongs to, from its file name (``01_tensors.ipynb``, ...)."""
+    """The chapter a notebook belongs to, from its file name (``01_tensors_exercises.ipynb``,
+    ``01_tensors.ipynb``, ...)."""
     name = Path(path).name
     for ch in CHAPTERS:
         if name.startswith(ch.stem) or name.startswith(ch.id + "_"):

@@ -1,7 +1,7 @@
 """The ``run`` fixture: the exercise tests (judges) run their probes with it.
 
 ``nb`` holds the definitions of the notebook the tests grade: by default the solution
-notebook of the test module's chapter (``test_01_tensors.py`` -> ``solutions/01_tensors.ipynb``);
+notebook of the test module's chapter (``test_01_tensors.py`` -> ``solutions/01_tensors_solutions.ipynb``);
 ``pytest --notebook PATH`` or the environment variable ``MINITORCH_NOTEBOOK`` points the
 tests at any other notebook, e.g. a learner's. The notebook is loaded in this process,
 once per path, and ``run(probe, ...)`` calls probes on it in this process, through the

@@ -294,7 +294,7 @@ while True:
 def _solution_loader(root: Path) -> str:
     return f"""
 import json
-for name in ("solutions/01_tensors.ipynb", "tests/exercises/test_01_tensors.py"):
+for name in ("solutions/01_tensors_solutions.ipynb", "tests/exercises/test_01_tensors.py"):
     path = {str(root)!r} + "/" + name
     text = open(path).read()
     if name.endswith(".ipynb"):
