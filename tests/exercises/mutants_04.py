@@ -1,9 +1,11 @@
 """Wrong answers to chapter 04's exercises, written the way learners write them.
 
-Each mutant replaces the solution region of one exercise (its text is dedented, then put
-at the region's indentation). ``test_04_amp_mutants.py`` checks that every one of them
-loses points while the solution keeps full marks. Those named ``delegates_*`` hand the
-piece to minitorch's or PyTorch's own implementation.
+``MUTANTS[exercise_id] = (function, {name: body})``: each body replaces the solution
+region of the cell that defines ``function`` (see ``mutants.py``, the harness every
+chapter shares); every mutant must lose points. Names starting with ``delegates`` hand
+the piece to minitorch's or PyTorch's own implementation and must get no points, with
+the message "your answer used ...". ``CORRECT`` holds legitimate alternatives (same
+form), which must keep full marks.
 """
 
 FOUND_INF = {
@@ -40,6 +42,12 @@ FOUND_INF = {
     "delegates_to_minitorch": """
         grads = [p.grad.clone() for p in parameters if p.grad is not None]
         return bool(mt.amp.non_finite_check_and_unscale_(grads, 1.0).item())
+    """,
+    "delegates_through_an_alias": """
+        from minitorch.amp.grad_scaler import non_finite_check_and_unscale_ as check_
+
+        grads = [p.grad.clone() for p in parameters if p.grad is not None]
+        return bool(check_(grads, 1.0).item()) if grads else False
     """,
     "delegates_to_torch": """
         import torch
@@ -105,6 +113,13 @@ UPDATE_SCALE = {
             scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval
         )
     """,
+    "delegates_through_an_alias": """
+        from minitorch.amp.grad_scaler import update_scale as next_scale
+
+        return next_scale(
+            scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval
+        )
+    """,
 }
 
 UNSCALE = {
@@ -161,6 +176,14 @@ UNSCALE = {
         grads = [p.grad for p in parameters if p.grad is not None]
         with mt.no_grad():
             return bool(mt.amp.non_finite_check_and_unscale_(grads, 1.0 / scale).item())
+    """,
+    "delegates_to_torch": """
+        import torch
+
+        grads = [torch.from_numpy(p.grad.numpy()) for p in parameters if p.grad is not None]
+        found = torch.zeros(1)
+        torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.tensor(1.0 / scale))
+        return bool(found.item())
     """,
 }
 
@@ -254,6 +277,23 @@ AUTOCAST_DTYPES = {
                 return [a.dtype for a in autocast_mode.cast_inputs(op, args)]
         finally:
             autocast_mode.POLICY["cpu"] = policy_before
+    """,
+    "delegates_to_the_category_table": """
+        from minitorch.amp import autocast_mode
+
+        kind = autocast_mode.category(op, "cpu")
+        floats = [d for d in dtypes if d.is_floating_point]
+        if kind is None or not floats:
+            return list(dtypes)
+        target = {"lower_precision_fp": fast_dtype, "fp32": mt.float32}.get(kind)
+        if target is None:
+            target = floats[0]
+            for d in floats[1:]:
+                target = mt.promote_types(target, d)
+        return [
+            target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+            for d in dtypes
+        ]
     """,
 }
 
@@ -376,6 +416,13 @@ LOSS_SCALER = {
             self.inner.update()
             self.scale_value = self.inner.get_scale()
     """,
+    "delegates_by_borrowing_methods": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        step = mt.amp.GradScaler.step
+        update = mt.amp.GradScaler.update
+    """,
 }
 
 TRAIN_AMP = {
@@ -497,4 +544,116 @@ MUTANTS = {
     "04.4": ("autocast_dtypes", AUTOCAST_DTYPES),
     "04.5": ("LossScaler", LOSS_SCALER),
     "04.6": ("train_amp", TRAIN_AMP),
+}
+
+#: Legitimate answers written differently from the solution: each keeps full marks.
+CORRECT = {
+    "04.1": (
+        "found_inf",
+        {
+            "isnan_or_isinf_over_a_list": """
+                grads = [p.grad.detach().numpy() for p in parameters if p.grad is not None]
+                return any(bool(np.isnan(g).any() or np.isinf(g).any()) for g in grads)
+            """,
+        },
+    ),
+    "04.2": (
+        "update_scale",
+        {
+            "compares_before_counting": """
+                if found_inf:
+                    return scale * backoff_factor, 0
+                if growth_tracker + 1 >= growth_interval:
+                    return scale * growth_factor, 0
+                return scale, growth_tracker + 1
+            """,
+        },
+    ),
+    "04.3": (
+        "unscale_",
+        {
+            "own_found_inf_then_div_": """
+                params = list(parameters)
+                found = found_inf(params)
+                with mt.no_grad():
+                    for p in params:
+                        if p.grad is not None:
+                            p.grad.div_(scale)
+                return found
+            """,
+            "foreach_mul_": """
+                grads = [p.grad for p in parameters if p.grad is not None]
+                found = any(not np.isfinite(g.numpy()).all() for g in grads)
+                with mt.no_grad():
+                    mt._foreach_mul_(grads, 1.0 / scale)
+                return bool(found)
+            """,
+        },
+    ),
+    "04.4": (
+        "autocast_dtypes",
+        {
+            "reduce_then_per_category": """
+                import functools
+
+                kind = policy.get(op)
+                floats = [d for d in dtypes if d.is_floating_point]
+                if kind is None or not floats:
+                    return list(dtypes)
+                if kind == "promote":
+                    target = functools.reduce(mt.promote_types, floats)
+                    return [target if d.is_floating_point else d for d in dtypes]
+                target = fast_dtype if kind == "lower_precision_fp" else mt.float32
+                return [target if d.is_floating_point and d != mt.float64 else d for d in dtypes]
+            """,
+        },
+    ),
+    "04.5": (
+        "LossScaler",
+        {
+            "update_written_out": """
+                def scale(self, loss):
+                    return self.scale_value * loss
+
+                def step(self, optimizer):
+                    params = [p for g in optimizer.param_groups for p in g["params"]]
+                    self.found_inf = unscale_(params, self.scale_value)
+                    if self.found_inf:
+                        return False
+                    optimizer.step()
+                    return True
+
+                def update(self):
+                    if self.found_inf:
+                        self.scale_value *= self.backoff_factor
+                        self.growth_tracker = 0
+                        return
+                    self.growth_tracker += 1
+                    if self.growth_tracker == self.growth_interval:
+                        self.scale_value *= self.growth_factor
+                        self.growth_tracker = 0
+            """,
+        },
+    ),
+    "04.6": (
+        "train_amp",
+        {
+            "always_unscales_before_step": """
+                losses = []
+                for x, y in batches:
+                    optimizer.zero_grad()
+                    with mt.autocast("cpu", dtype=dtype):
+                        logits = model(x)
+                        loss = nn.functional.cross_entropy(logits, y)
+                    scaler.scale(loss).backward()
+                    scaler.unscale_(optimizer)  # step() does not unscale twice
+                    if max_norm is not None:
+                        nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                    scaler.step(optimizer)
+                    scaler.update()
+                    losses.append(float(loss))
+                return losses
+            """,
+        },
+    ),
 }

@@ -1,18 +1,17 @@
 """Wrong answers to chapter 06's exercises, written the way learners write them.
 
-Each entry is ``(exercise id, what is wrong, source)``; the source replaces the learner's
-definition of that exercise (it runs in the solution notebook's namespace, so it may use
-``np``, ``minitorch``, ``dist`` and the other exercises' correct functions). Every mutant
-must lose points on its exercise (tests/unit/test_distributed_mutants.py checks it).
-Delegating answers, which hand the work to minitorch's own version, are among them.
+``MUTANTS[exercise_id] = {name: source}``: each source redefines the exercise's function
+or class in a copy of the solution notebook's namespace, so it may use ``np``,
+``minitorch``, ``dist`` and the other exercises' correct functions (see ``mutants.py``,
+the harness every chapter shares); every mutant must lose points. Names starting with
+``delegates`` hand the piece to minitorch's own version and must get no points, with the
+message "your answer used ...". ``CORRECT`` holds legitimate alternatives (same form),
+which must keep full marks.
 """
 
-MUTANTS = [
-    # --- 06.1 ring reduce-scatter
-    (
-        "06.1",
-        "replaces instead of adding",
-        """
+# --- 06.1 ring reduce-scatter
+REDUCE_SCATTER = {
+    "replaces_instead_of_adding": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -20,11 +19,7 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
         chunks[(rank - step - 1) % world_size] = recv()
     return chunks
 """,
-    ),
-    (
-        "06.1",
-        "rank + step instead of rank - step",
-        """
+    "rank_plus_step_for_rank_minus_step": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -33,11 +28,7 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
         chunks[into] = chunks[into] + recv()
     return chunks
 """,
-    ),
-    (
-        "06.1",
-        "N steps instead of N - 1",
-        """
+    "n_steps_instead_of_n_minus_1": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size):
@@ -46,11 +37,7 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
         chunks[into] = chunks[into] + recv()
     return chunks
 """,
-    ),
-    (
-        "06.1",
-        "adds into the chunk it sent",
-        """
+    "adds_into_the_chunk_it_sent": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -59,11 +46,7 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
         chunks[into] = chunks[into] + recv()
     return chunks
 """,
-    ),
-    (
-        "06.1",
-        "sends every chunk, every step",
-        """
+    "sends_every_chunk_every_step": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -74,20 +57,18 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
         chunks[into] = chunks[into] + pieces[into]
     return chunks
 """,
-    ),
-    (
-        "06.1",
-        "delegates to minitorch",
-        """
+    "delegates_to_minitorch": """
 def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     return dist.ring_reduce_scatter(chunks, rank, world_size, send, recv)
 """,
-    ),
-    # --- 06.2 ring all-gather
-    (
-        "06.2",
-        "stores into the chunk it sent",
-        """
+    "delegates_by_importing_the_name": """
+from minitorch.distributed.ring import ring_reduce_scatter
+""",
+}
+
+# --- 06.2 ring all-gather
+ALL_GATHER = {
+    "stores_into_the_chunk_it_sent": """
 def ring_all_gather(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -95,11 +76,7 @@ def ring_all_gather(chunks, rank, world_size, send, recv):
         chunks[(rank + 1 - step) % world_size] = recv()
     return chunks
 """,
-    ),
-    (
-        "06.2",
-        "sends chunk rank - step",
-        """
+    "sends_chunk_rank_minus_step": """
 def ring_all_gather(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -107,11 +84,7 @@ def ring_all_gather(chunks, rank, world_size, send, recv):
         chunks[(rank - step - 1) % world_size] = recv()
     return chunks
 """,
-    ),
-    (
-        "06.2",
-        "adds instead of storing",
-        """
+    "adds_instead_of_storing": """
 def ring_all_gather(chunks, rank, world_size, send, recv):
     chunks = list(chunks)
     for step in range(world_size - 1):
@@ -120,53 +93,36 @@ def ring_all_gather(chunks, rank, world_size, send, recv):
         chunks[into] = chunks[into] + recv()
     return chunks
 """,
-    ),
-    (
-        "06.2",
-        "delegates to minitorch",
-        """
+    "delegates_to_minitorch": """
 def ring_all_gather(chunks, rank, world_size, send, recv):
     from minitorch.distributed.ring import ring_all_gather as theirs
     return theirs(chunks, rank, world_size, send, recv)
 """,
-    ),
-    # --- 06.3 ring all-reduce
-    (
-        "06.3",
-        "forgets the all-gather",
-        """
+}
+
+# --- 06.3 ring all-reduce
+ALL_REDUCE = {
+    "forgets_the_all_gather": """
 def ring_all_reduce(array, rank, world_size, send, recv):
     chunks = np.array_split(array.reshape(-1), world_size)
     chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
     return np.concatenate(chunks).reshape(array.shape)
 """,
-    ),
-    (
-        "06.3",
-        "does not restore the shape",
-        """
+    "does_not_restore_the_shape": """
 def ring_all_reduce(array, rank, world_size, send, recv):
     chunks = np.array_split(array.reshape(-1), world_size)
     chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
     chunks = ring_all_gather(chunks, rank, world_size, send, recv)
     return np.concatenate(chunks)
 """,
-    ),
-    (
-        "06.3",
-        "np.split, which needs sizes that divide",
-        """
+    "np_split_needs_sizes_that_divide": """
 def ring_all_reduce(array, rank, world_size, send, recv):
     chunks = np.split(array.reshape(-1), world_size)
     chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
     chunks = ring_all_gather(chunks, rank, world_size, send, recv)
     return np.concatenate(chunks).reshape(array.shape)
 """,
-    ),
-    (
-        "06.3",
-        "a naive relay of whole arrays",
-        """
+    "a_naive_relay_of_whole_arrays": """
 def ring_all_reduce(array, rank, world_size, send, recv):
     total, passing = array.copy(), array
     for _ in range(world_size - 1):
@@ -175,20 +131,18 @@ def ring_all_reduce(array, rank, world_size, send, recv):
         total = total + passing
     return total
 """,
-    ),
-    (
-        "06.3",
-        "delegates to minitorch",
-        """
+    "delegates_to_minitorch": """
 def ring_all_reduce(array, rank, world_size, send, recv):
     return minitorch.distributed.ring_all_reduce(array, rank, world_size, send, recv)
 """,
-    ),
-    # --- 06.4 the sampler's share
-    (
-        "06.4",
-        "contiguous blocks",
-        """
+    "delegates_by_importing_the_name": """
+from minitorch.distributed import ring_all_reduce
+""",
+}
+
+# --- 06.4 the sampler's share
+SHARD = {
+    "contiguous_blocks": """
 def shard(indices, num_replicas, rank, drop_last):
     indices = list(indices)
     n = len(indices)
@@ -200,22 +154,14 @@ def shard(indices, num_replicas, rank, drop_last):
     per = len(indices) // num_replicas
     return indices[rank * per : (rank + 1) * per]
 """,
-    ),
-    (
-        "06.4",
-        "no padding",
-        """
+    "no_padding": """
 def shard(indices, num_replicas, rank, drop_last):
     indices = list(indices)
     if drop_last:
         indices = indices[: len(indices) - len(indices) % num_replicas]
     return indices[rank::num_replicas]
 """,
-    ),
-    (
-        "06.4",
-        "pads with the last index",
-        """
+    "pads_with_the_last_index": """
 def shard(indices, num_replicas, rank, drop_last):
     indices = list(indices)
     if drop_last:
@@ -224,11 +170,7 @@ def shard(indices, num_replicas, rank, drop_last):
         indices.append(indices[-1])
     return indices[rank::num_replicas]
 """,
-    ),
-    (
-        "06.4",
-        "ignores drop_last",
-        """
+    "ignores_drop_last": """
 def shard(indices, num_replicas, rank, drop_last):
     indices = list(indices)
     n = len(indices)
@@ -236,11 +178,7 @@ def shard(indices, num_replicas, rank, drop_last):
         indices.append(indices[len(indices) - n])
     return indices[rank::num_replicas]
 """,
-    ),
-    (
-        "06.4",
-        "pads only once from the front",
-        """
+    "pads_only_once_from_the_front": """
 def shard(indices, num_replicas, rank, drop_last):
     indices = list(indices)
     n = len(indices)
@@ -251,30 +189,21 @@ def shard(indices, num_replicas, rank, drop_last):
         indices = indices + indices[:pad]
     return indices[rank::num_replicas]
 """,
-    ),
-    (
-        "06.4",
-        "delegates to DistributedSampler",
-        """
+    "delegates_to_distributed_sampler": """
 def shard(indices, num_replicas, rank, drop_last):
     sampler = dist.DistributedSampler(
         indices, num_replicas, rank, shuffle=False, drop_last=drop_last
     )
     return [indices[i] for i in sampler]
 """,
-    ),
-    (
-        "06.4",
-        "delegates to shard_indices",
-        """
+    "delegates_to_shard_indices": """
 from minitorch.distributed.sampler import shard_indices as shard
 """,
-    ),
-    # --- 06.5 bucket assignment
-    (
-        "06.5",
-        "from the first parameter",
-        """
+}
+
+# --- 06.5 bucket assignment
+ASSIGN_BUCKETS = {
+    "from_the_first_parameter": """
 def assign_buckets(sizes, cap_bytes):
     buckets, current, filled = [], [], 0
     for i in range(len(sizes)):
@@ -287,11 +216,7 @@ def assign_buckets(sizes, cap_bytes):
         buckets.append(current)
     return buckets
 """,
-    ),
-    (
-        "06.5",
-        "closes before adding the one that crosses",
-        """
+    "closes_before_adding_the_one_that_crosses": """
 def assign_buckets(sizes, cap_bytes):
     buckets, current, filled = [], [], 0
     for i in reversed(range(len(sizes))):
@@ -304,11 +229,7 @@ def assign_buckets(sizes, cap_bytes):
         buckets.append(current)
     return buckets
 """,
-    ),
-    (
-        "06.5",
-        "> instead of >=",
-        """
+    "instead_of": """
 def assign_buckets(sizes, cap_bytes):
     buckets, current, filled = [], [], 0
     for i in reversed(range(len(sizes))):
@@ -321,11 +242,7 @@ def assign_buckets(sizes, cap_bytes):
         buckets.append(current)
     return buckets
 """,
-    ),
-    (
-        "06.5",
-        "an empty bucket at the end",
-        """
+    "an_empty_bucket_at_the_end": """
 def assign_buckets(sizes, cap_bytes):
     buckets, current, filled = [], [], 0
     for i in reversed(range(len(sizes))):
@@ -337,20 +254,15 @@ def assign_buckets(sizes, cap_bytes):
     buckets.append(current)
     return buckets
 """,
-    ),
-    (
-        "06.5",
-        "delegates to minitorch",
-        """
+    "delegates_to_minitorch": """
 def assign_buckets(sizes, cap_bytes):
     return dist.assign_buckets(sizes, cap_bytes)
 """,
-    ),
-    # --- 06.6 the hook-filled bucket
-    (
-        "06.6",
-        "launches at every hook",
-        """
+}
+
+# --- 06.6 the hook-filled bucket
+GRAD_BUCKET = {
+    "launches_at_every_hook": """
 class GradBucket:
     def __init__(self, params, launch):
         self.params, self.launch = list(params), launch
@@ -365,11 +277,7 @@ class GradBucket:
         self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
         self.launch(self.buffer)
 """,
-    ),
-    (
-        "06.6",
-        "never resets its count",
-        """
+    "never_resets_its_count": """
 class GradBucket:
     def __init__(self, params, launch):
         self.params, self.launch = list(params), launch
@@ -387,11 +295,7 @@ class GradBucket:
         if self.ready == len(self.params):
             self.launch(self.buffer)
 """,
-    ),
-    (
-        "06.6",
-        "a tensor hook: the incoming gradient",
-        """
+    "a_tensor_hook_the_incoming_gradient": """
 class GradBucket:
     def __init__(self, params, launch):
         self.params, self.launch = list(params), launch
@@ -409,11 +313,7 @@ class GradBucket:
             self.ready = 0
             self.launch(self.buffer)
 """,
-    ),
-    (
-        "06.6",
-        "packs the gradients in arrival order",
-        """
+    "packs_the_gradients_in_arrival_order": """
 class GradBucket:
     def __init__(self, params, launch):
         self.params, self.launch = list(params), launch
@@ -430,11 +330,7 @@ class GradBucket:
             self.filled = 0
             self.launch(self.buffer)
 """,
-    ),
-    (
-        "06.6",
-        "launches at the end of backward",
-        """
+    "launches_at_the_end_of_backward": """
 class GradBucket:
     def __init__(self, params, launch):
         self.params, self.launch = list(params), launch
@@ -453,22 +349,50 @@ class GradBucket:
             self.ready = 0
             minitorch.autograd.queue_callback(lambda: self.launch(self.buffer))
 """,
-    ),
-    # --- 06.7 averaging
-    (
-        "06.7",
-        "sums without dividing",
-        """
+    "delegates_to_ddp_bucket": """
+from minitorch.distributed.buckets import Bucket
+
+
+class GradBucket:
+    def __init__(self, params, launch):
+        self.inner = Bucket(0, list(params))
+        self.launch = launch
+        for p in self.inner.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.inner.params) if p is param)
+        self.inner.fill(k, param.grad, False)
+        if self.inner.pending == 0:
+            self.inner.reset()
+            self.launch(self.inner.buffer.numpy())
+""",
+    "delegates_by_subclassing_ddp_bucket": """
+class GradBucket(minitorch.distributed.buckets.Bucket):
+    def __init__(self, params, launch):
+        super().__init__(0, list(params))
+        self.launch = launch
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        self.fill(k, param.grad, False)
+        if self.pending == 0:
+            self.reset()
+            self.launch(self.buffer.numpy())
+""",
+}
+
+# --- 06.7 averaging gradients
+AVERAGE = {
+    "sums_without_dividing": """
 def average_gradients(params, all_reduce, world_size):
     for p in params:
         if p.grad is not None:
             all_reduce(p.grad)
 """,
-    ),
-    (
-        "06.7",
-        "divides twice",
-        """
+    "divides_twice": """
 def average_gradients(params, all_reduce, world_size):
     for p in params:
         if p.grad is not None:
@@ -478,22 +402,14 @@ def average_gradients(params, all_reduce, world_size):
             with minitorch.no_grad():
                 p.grad.div_(world_size)
 """,
-    ),
-    (
-        "06.7",
-        "does not skip missing gradients",
-        """
+    "does_not_skip_missing_gradients": """
 def average_gradients(params, all_reduce, world_size):
     for p in params:
         all_reduce(p.grad)
         with minitorch.no_grad():
             p.grad.div_(world_size)
 """,
-    ),
-    (
-        "06.7",
-        "averages the parameters",
-        """
+    "averages_the_parameters": """
 def average_gradients(params, all_reduce, world_size):
     for p in params:
         if p.grad is not None:
@@ -501,11 +417,7 @@ def average_gradients(params, all_reduce, world_size):
                 all_reduce(p.data)
                 p.data.div_(world_size)
 """,
-    ),
-    (
-        "06.7",
-        "divides by the number of parameters",
-        """
+    "divides_by_the_number_of_parameters": """
 def average_gradients(params, all_reduce, world_size):
     params = list(params)
     for p in params:
@@ -514,12 +426,19 @@ def average_gradients(params, all_reduce, world_size):
             with minitorch.no_grad():
                 p.grad.div_(len(params))
 """,
-    ),
-    # --- 06.8 no_sync accumulation
-    (
-        "06.8",
-        "no no_sync",
-        """
+    "delegates_to_dist_all_reduce": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            with minitorch.no_grad():
+                p.grad.div_(world_size)
+""",
+}
+
+# --- 06.8 no_sync accumulation
+ACCUMULATE = {
+    "no_no_sync": """
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.zero_grad()
     total = 0.0
@@ -530,11 +449,7 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.step()
     return total
 """,
-    ),
-    (
-        "06.8",
-        "no_sync around every micro-batch",
-        """
+    "no_sync_around_every_micro_batch": """
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.zero_grad()
     total = 0.0
@@ -546,11 +461,7 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.step()
     return total
 """,
-    ),
-    (
-        "06.8",
-        "losses not scaled",
-        """
+    "losses_not_scaled": """
 import contextlib
 
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
@@ -565,11 +476,7 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.step()
     return total
 """,
-    ),
-    (
-        "06.8",
-        "zero_grad for every micro-batch",
-        """
+    "zero_grad_for_every_micro_batch": """
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     total = 0.0
     k = len(micro_batches)
@@ -586,11 +493,7 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.step()
     return total
 """,
-    ),
-    (
-        "06.8",
-        "a step per micro-batch",
-        """
+    "a_step_per_micro_batch": """
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     total = 0.0
     k = len(micro_batches)
@@ -607,5 +510,155 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
         total += loss.item()
     return total
 """,
-    ),
-]
+    "delegates_to_ddp_internals": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    total = 0.0
+    with model.no_sync():
+        for x, y in micro_batches:
+            loss = loss_fn(model(x), y) / len(micro_batches)
+            loss.backward()
+            total += loss.item()
+    model._start_backward()
+    for p in model.module.parameters():
+        model._grad_ready(p)
+    optimizer.step()
+    return total
+""",
+}
+
+MUTANTS = {
+    "06.1": REDUCE_SCATTER,
+    "06.2": ALL_GATHER,
+    "06.3": ALL_REDUCE,
+    "06.4": SHARD,
+    "06.5": ASSIGN_BUCKETS,
+    "06.6": GRAD_BUCKET,
+    "06.7": AVERAGE,
+    "06.8": ACCUMULATE,
+}
+
+#: Legitimate answers written differently from the solution: each keeps full marks (those
+#: that import one of minitorch's classes only to look at it are not delegating).
+CORRECT = {
+    "06.1": {
+        "copies_then_adds_in_place": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    chunks = [np.array(c, copy=True) for c in chunks]
+    for step in range(world_size - 1):
+        send(chunks[(rank - step) % world_size].copy())
+        chunks[(rank - step - 1) % world_size] += recv()
+    return chunks
+""",
+    },
+    "06.2": {
+        "while_loop": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    out = list(chunks)
+    step = 0
+    while step < world_size - 1:
+        send(out[(rank + 1 - step) % world_size])
+        out[(rank - step) % world_size] = recv()
+        step += 1
+    return out
+""",
+    },
+    "06.3": {
+        "imports_the_ring_module_to_compare": """
+from minitorch.distributed import ring as reference_ring
+
+
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = np.ravel(array)
+    chunks = ring_reduce_scatter(np.array_split(flat, world_size), rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.reshape(np.concatenate(chunks), np.shape(array))
+""",
+    },
+    "06.4": {
+        "imports_distributed_sampler_and_repeats_the_list": """
+from minitorch.distributed import DistributedSampler
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        total = n - n % num_replicas
+        indices = indices[:total]
+    else:
+        total = -(-n // num_replicas) * num_replicas
+        indices = (indices * (total // n + 1))[:total]
+    return [indices[i] for i in range(rank, total, num_replicas)]
+""",
+    },
+    "06.5": {
+        "opens_a_bucket_when_the_last_is_full": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, filled = [[]], 0
+    for i in range(len(sizes) - 1, -1, -1):
+        if filled >= cap_bytes:
+            buckets.append([])
+            filled = 0
+        buckets[-1].append(i)
+        filled += sizes[i]
+    return [b for b in buckets if b]
+""",
+    },
+    "06.6": {
+        "imports_ddp_and_keeps_slots_by_id": """
+from minitorch.distributed import DistributedDataParallel
+
+
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.slots = {}
+        start = 0
+        for p in self.params:
+            self.slots[id(p)] = slice(start, start + p.numel())
+            start += p.numel()
+        self.buffer = np.zeros(start, dtype=np.float32)
+        self.waiting = set(self.slots)
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        self.buffer[self.slots[id(param)]] = param.grad.numpy().ravel()
+        self.waiting.discard(id(param))
+        if not self.waiting:
+            self.waiting = set(self.slots)
+            self.launch(self.buffer)
+""",
+    },
+    "06.7": {
+        "divides_before_the_sum": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is not None:
+            with minitorch.no_grad():
+                p.grad.mul_(1.0 / world_size)
+            all_reduce(p.grad)
+""",
+    },
+    "06.8": {
+        "a_null_context_for_the_last": """
+import contextlib
+
+
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        context = model.no_sync() if i < k - 1 else contextlib.nullcontext()
+        with context:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        total += float(loss)
+    optimizer.step()
+    return total
+""",
+    },
+}

@@ -5,13 +5,14 @@ simulated ranks (threads linked by queues, ``minitorch.distributed.simulate``), 
 inside a real backward pass, gradient averaging on a simulated group, and ``no_sync``
 accumulation on a real ``DistributedDataParallel``. They return plain data: results, and
 what each rank sent (the ring's traffic tells the ring from a naive exchange). The
-*judges* draw the inputs and compare with the reference in the grader's process. While
-the learner's code runs, minitorch's own version of the piece is blocked.
+*judges* draw the inputs and compare with the reference in the grader's process. Each
+exercise declares what it forbids: minitorch's own version of the piece (and torch,
+always); an answer whose code calls it gets no points for the exercise (see
+:mod:`minitorch.grading.delegation`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -20,55 +21,54 @@ import minitorch
 import minitorch.distributed as dist
 import minitorch.nn.functional as F
 from minitorch import nn, optim
-from minitorch.grading import exercise, probe
+from minitorch.distributed import buckets, group, ring, sampler
+from minitorch.distributed.ddp import DistributedDataParallel as DDP
+from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe
+
+# --- what each exercise forbids (torch is always forbidden) -----------------------------------
+# Methods rather than DistributedDataParallel or DistributedSampler whole: a notebook may
+# import those classes (06.8 uses DDP) without that counting as delegation.
+_RINGS = (ring.ring_reduce_scatter, ring.ring_all_gather, ring.ring_all_reduce)
+REDUCE_SCATTER = forbid(*_RINGS, group.reduce_scatter)
+ALL_GATHER = forbid(*_RINGS, group.all_gather, group.all_gather_into_tensor)
+ALL_REDUCE = forbid(*_RINGS, group.all_reduce)
+SHARD = forbid(
+    sampler.shard_indices,
+    *(
+        Forbidden((sampler.DistributedSampler, name), "minitorch's own DistributedSampler")
+        for name in ("__init__", "__iter__", "__len__")
+    ),
+)
+_DDP_BACKWARD = tuple(
+    (DDP, name)
+    for name in (
+        "_grad_ready",
+        "_start_backward",
+        "_launch_ready_buckets",
+        "_launch",
+        "_finish_backward",
+        "_write_back",
+    )
+)
+# a DDP built to read its bucket_indices is minitorch's assignment, too
+ASSIGN_BUCKETS = forbid(buckets.assign_buckets, (DDP, "__init__"))
+GRAD_BUCKET = forbid(buckets.Bucket, *_DDP_BACKWARD)
+AVERAGE = forbid(group.all_reduce, buckets.Bucket, *_DDP_BACKWARD)
+# the probe builds the DDP; the learner's answer must only drive it (no_sync, one step)
+ACCUMULATE = forbid(*_DDP_BACKWARD)
 
 
 # --- helpers -------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _blocked(nb, what, *targets):
-    """While the learner's code runs, make minitorch's own ``what`` fail with a hint.
-
-    ``targets`` are ``(owner, attribute)`` pairs; notebook globals bound to the same
-    objects (``from minitorch.distributed import shard_indices``) are blocked too.
-    """
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(
-            f"your code called minitorch's own {what}, which this exercise asks you to write"
-        )
-
-    saved = [(owner, name, getattr(owner, name)) for owner, name in targets]
-    originals = [original for _, _, original in saved]
-    namespace = nb._globals
-    aliases = [(k, v) for k, v in namespace.items() if any(v is o for o in originals)]
-    try:
-        for owner, name, _ in saved:
-            setattr(owner, name, refuse)
-        for k, _ in aliases:
-            namespace[k] = refuse
-        yield
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-        for k, v in aliases:
-            namespace[k] = v
-
-
-def _ring_targets():
-    import minitorch.distributed.backends.local as local
-    import minitorch.distributed.ring as ring
-
-    names = ("ring_reduce_scatter", "ring_all_gather", "ring_all_reduce")
-    return [(m, n) for m in (ring, dist, local) for n in names if hasattr(m, n)]
-
-
 def _ring_run(nb, name, world_size, inputs):
     """Run the learner's ``name`` on ``world_size`` simulated ranks; results and traffic."""
     from minitorch.distributed.simulate import run_ring
 
     fn = getattr(nb, name)
-    with _blocked(nb, "ring collectives", *_ring_targets()):
-        results, traffic = run_ring(fn, world_size, [tuple(a) for a in inputs], timeout=2.0)
+
+    def learners(*args):  # called from here, not from the simulator: a notebook name bound
+        return fn(*args)  # to minitorch's own ring function is then a call the watch sees
+
+    results, traffic = run_ring(learners, world_size, [tuple(a) for a in inputs], timeout=2.0)
     return results, traffic.sent, traffic.unreceived
 
 
@@ -87,7 +87,7 @@ def _chunk_lengths(run, n):
 
 
 # --- 06.1 ring reduce-scatter --------------------------------------------------------------
-@probe
+@probe(forbid=REDUCE_SCATTER)
 def reduce_scatter(nb, world_size, chunks):
     results, sent, unreceived = _ring_run(
         nb, "ring_reduce_scatter", world_size, [(c,) for c in chunks]
@@ -114,21 +114,21 @@ def _check_reduce_scatter(run, n):
     assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
 
 
+# catches: replacing instead of adding; a wrong chunk index; N steps instead of N - 1
 @exercise("06.1")
 def test_reduce_scatter_two_ranks(run):
-    # catches: replacing instead of adding; a wrong chunk index; N steps instead of N - 1
     _check_reduce_scatter(run, 2)
 
 
+# catches: (rank + step) for (rank - step); an owner off by one; sending the whole list
 @exercise("06.1")
 def test_reduce_scatter_more_ranks(run):
-    # catches: (rank + step) for (rank - step); an owner off by one; sending the whole list
     for n in (3, 5):
         _check_reduce_scatter(run, n)
 
 
 # --- 06.2 ring all-gather ------------------------------------------------------------------
-@probe
+@probe(forbid=ALL_GATHER)
 def all_gather(nb, world_size, chunks):
     results, sent, unreceived = _ring_run(nb, "ring_all_gather", world_size, [(c,) for c in chunks])
     return [[np.asarray(c, dtype=np.float64) for c in r] for r in results], sent, unreceived
@@ -151,21 +151,21 @@ def _check_all_gather(run, n):
     assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
 
 
+# catches: storing into the wrong index; sending a chunk not yet received (NaN)
 @exercise("06.2")
 def test_all_gather_two_ranks(run):
-    # catches: storing into the wrong index; sending a chunk not yet received (NaN)
     _check_all_gather(run, 2)
 
 
+# catches: sending chunk (rank - step) instead of (rank + 1 - step); N steps
 @exercise("06.2")
 def test_all_gather_more_ranks(run):
-    # catches: sending chunk (rank - step) instead of (rank + 1 - step); N steps
     for n in (3, 4):
         _check_all_gather(run, n)
 
 
 # --- 06.3 ring all-reduce ------------------------------------------------------------------
-@probe
+@probe(forbid=ALL_REDUCE)
 def all_reduce(nb, world_size, arrays):
     results, sent, unreceived = _ring_run(nb, "ring_all_reduce", world_size, [(a,) for a in arrays])
     return [np.asarray(r) for r in results], sent, unreceived
@@ -187,35 +187,26 @@ def _check_all_reduce(run, n, shape):
     assert unreceived == [0] * n, f"messages left unreceived: {unreceived}"
 
 
+# catches: only reduce-scatter (no all-gather); the result not reshaped; np.split
 @exercise("06.3")
 def test_all_reduce_matrix(run):
-    # catches: only reduce-scatter (no all-gather); the result not reshaped; np.split
     _check_all_reduce(run, 3, (4, 5))
 
 
+# catches: a naive exchange of whole arrays (too much traffic); sizes that don't divide
 @exercise("06.3")
 def test_all_reduce_uneven_sizes_and_ranks(run):
-    # catches: a naive exchange of whole arrays (too much traffic); sizes that don't divide
     _check_all_reduce(run, 4, (7,))
     _check_all_reduce(run, 2, (3, 1, 3))
 
 
 # --- 06.4 DistributedSampler's share --------------------------------------------------------
-@probe
+@probe(forbid=SHARD)
 def shards(nb, indices, num_replicas, drop_last):
-    import minitorch.distributed.sampler as sampler
-
-    targets = [
-        (sampler, "shard_indices"),
-        (dist, "shard_indices"),
-        (dist, "DistributedSampler"),
-        (sampler, "DistributedSampler"),
+    return [
+        [int(i) for i in nb.shard(list(indices), num_replicas, r, drop_last)]
+        for r in range(num_replicas)
     ]
-    with _blocked(nb, "DistributedSampler / shard_indices", *targets):
-        return [
-            [int(i) for i in nb.shard(list(indices), num_replicas, r, drop_last)]
-            for r in range(num_replicas)
-        ]
 
 
 def _check_shards(run, n, replicas, drop_last):
@@ -229,52 +220,48 @@ def _check_shards(run, n, replicas, drop_last):
         )
 
 
+# catches: contiguous blocks instead of every N-th index; starting at the wrong rank
 @exercise("06.4")
 def test_shard_divides_evenly(run):
-    # catches: contiguous blocks instead of every N-th index; starting at the wrong rank
     _check_shards(run, 12, 3, False)
 
 
+# catches: no padding (ranks get different counts); padding with the last index
 @exercise("06.4")
 def test_shard_pads_by_repeating_the_front(run):
-    # catches: no padding (ranks get different counts); padding with the last index
     _check_shards(run, 10, 4, False)
     _check_shards(run, 2, 5, False)  # padding longer than the list
 
 
+# catches: drop_last ignored; cutting a whole extra round
 @exercise("06.4")
 def test_shard_drop_last_cuts_the_tail(run):
-    # catches: drop_last ignored; cutting a whole extra round
     _check_shards(run, 11, 3, True)
     _check_shards(run, 9, 3, True)
 
 
 # --- 06.5 bucket assignment ----------------------------------------------------------------
-@probe
-def buckets(nb, sizes, cap):
-    import minitorch.distributed.buckets as bucket_module
-
-    targets = [(bucket_module, "assign_buckets"), (dist, "assign_buckets")]
-    with _blocked(nb, "assign_buckets", *targets):
-        return [[int(i) for i in b] for b in nb.assign_buckets(list(sizes), cap)]
+@probe(forbid=ASSIGN_BUCKETS)
+def bucket_indices(nb, sizes, cap):
+    return [[int(i) for i in b] for b in nb.assign_buckets(list(sizes), cap)]
 
 
 def _check_buckets(run, sizes, cap):
-    got = run(buckets, sizes, cap)
+    got = run(bucket_indices, sizes, cap)
     expected = dist.assign_buckets(sizes, cap)
     assert got == expected, f"assign_buckets({sizes}, {cap}) returned {got}, expected {expected}"
 
 
+# catches: walking from the first parameter; an empty bucket at the end
 @exercise("06.5")
 def test_buckets_from_the_last_parameter(run):
-    # catches: walking from the first parameter; an empty bucket at the end
     _check_buckets(run, [4, 4, 4, 4, 4], 8)
     _check_buckets(run, [int(s) for s in run.rng.integers(1, 9, size=9)], 12)
 
 
+# catches: closing before adding the parameter that crosses the cap; > instead of >=
 @exercise("06.5")
 def test_bucket_closes_once_it_reaches_the_cap(run):
-    # catches: closing before adding the parameter that crosses the cap; > instead of >=
     _check_buckets(run, [3, 5, 3, 5], 8)
     _check_buckets(run, [2, 100, 2, 2, 7], 6)
 
@@ -293,7 +280,7 @@ def _bucket_inputs(seed):
 _BUCKET_PARAMS = (3, 4, 5)  # 2.bias, then the last layer: not the order they arrive in
 
 
-@probe
+@probe(forbid=GRAD_BUCKET)
 def bucket_events(nb, seed):
     """Two backward passes (no zero_grad between): what was launched, and when."""
     model = _bucket_model()
@@ -321,9 +308,9 @@ def _expected_buffers(seed):
     return out
 
 
+# catches: launching at every hook; no reset for the next backward; a wrong layout
 @exercise("06.6")
 def test_bucket_launches_once_per_backward_with_the_gradients(run):
-    # catches: launching at every hook; no reset for the next backward; a wrong layout
     seed = int(run.rng.integers(1000))
     events = run(bucket_events, seed)
     launches = [e[1] for e in events if e[0] == "launch"]
@@ -335,9 +322,9 @@ def test_bucket_launches_once_per_backward_with_the_gradients(run):
     _close(launches[0], expected[0], "the buffer launched in the first backward")
 
 
+# catches: a tensor hook (the incoming gradient) instead of the accumulated .grad
 @exercise("06.6")
 def test_bucket_uses_the_accumulated_gradient(run):
-    # catches: a tensor hook (the incoming gradient) instead of the accumulated .grad
     seed = int(run.rng.integers(1000))
     launches = [e[1] for e in run(bucket_events, seed) if e[0] == "launch"]
     expected = _expected_buffers(seed)
@@ -345,9 +332,9 @@ def test_bucket_uses_the_accumulated_gradient(run):
     _close(launches[1], expected[1], "the second backward's buffer (no zero_grad between)")
 
 
+# catches: launching at the end of backward (queue_callback) instead of when full
 @exercise("06.6")
 def test_bucket_launches_while_backward_runs(run):
-    # catches: launching at the end of backward (queue_callback) instead of when full
     order = [e[0] for e in run(bucket_events, 7)]
     first = order.index("launch") if "launch" in order else len(order)
     assert first < order.index("first layer"), (
@@ -382,7 +369,7 @@ def _rank_grads(rank, seed):
     return model, [None if p.grad is None else p.grad.numpy().copy() for p in model.parameters()]
 
 
-@probe
+@probe(forbid=AVERAGE)
 def averaged(nb, world_size, seed):
     from minitorch.distributed.simulate import run_group
 
@@ -418,15 +405,15 @@ def _check_average(run, n):
                 )
 
 
+# catches: summing without dividing; dividing twice; failing on a None gradient
 @exercise("06.7")
 def test_average_two_ranks(run):
-    # catches: summing without dividing; dividing twice; failing on a None gradient
     _check_average(run, 2)
 
 
+# catches: dividing by something other than world_size; averaging the parameters
 @exercise("06.7")
 def test_average_four_ranks(run):
-    # catches: dividing by something other than world_size; averaging the parameters
     _check_average(run, 4)
 
 
@@ -466,7 +453,8 @@ def accumulate(nb, seed, k):
             (minitorch.from_numpy(x[i * 4 : (i + 1) * 4]), minitorch.tensor(y[i * 4 : (i + 1) * 4]))
             for i in range(k)
         ]
-        loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
+        with forbidding(ACCUMULATE, nb):
+            loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
         params = [p.detach().numpy().copy() for p in model.module.parameters()]
         return float(loss), params, len(calls), len(model.bucket_indices)
     finally:
@@ -484,9 +472,9 @@ def _full_batch_step(seed, k):
     return loss.item(), [p.detach().numpy().copy() for p in model.parameters()]
 
 
+# catches: losses not divided by k; zero_grad per micro-batch; a step per micro-batch
 @exercise("06.8")
 def test_accumulation_equals_the_full_batch_step(run):
-    # catches: losses not divided by k; zero_grad per micro-batch; a step per micro-batch
     seed, k = int(run.rng.integers(1000)), 3
     loss, params, _, _ = run(accumulate, seed, k)
     want_loss, want = _full_batch_step(seed, k)
@@ -501,9 +489,9 @@ def test_accumulation_equals_the_full_batch_step(run):
             )
 
 
+# catches: no no_sync (an all-reduce per micro-batch); no_sync on the last one too
 @exercise("06.8")
 def test_only_the_last_backward_all_reduces(run):
-    # catches: no no_sync (an all-reduce per micro-batch); no_sync on the last one too
     seed = int(run.rng.integers(1000))
     _, _, calls, buckets_ = run(accumulate, seed, 4)
     assert calls == buckets_, (
