@@ -23,6 +23,7 @@ from .errors import (
     LaunchConfigError,
     SharedMemoryRaceError,
     UninitializedReadError,
+    WarpDivergenceError,
 )
 
 

@@ -7,6 +7,9 @@ leaves in ``ctx`` what the op's backward expects (the same as its forward would)
 hands back to ``forward`` the cases it does not cover (integer dtypes, softmax over another
 dim, batched matmul, ...).
 
+Chapter 05's fused elementwise node (``jit.fusion.FusedElementwise``) is one of the ops:
+it runs as one generated kernel (:mod:`minitorch.cuda.lowering`).
+
 ``enable("cpu")`` routes CPU ops through the *simulator*: slow, but it shows the seam at
 work on a machine without a GPU (the tests use it on small tensors).
 """
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, ops
-from . import fusion
+from . import fusion, lowering
 from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
 
 _FLOATS = ("float32", "float64")
@@ -127,7 +130,15 @@ def kernels() -> dict[type, Any]:
     table[ops.Softmax] = softmax_kernel
     table[ops.Sum] = sum_kernel
     table[ops.MatMul] = matmul_kernel
+    table[_fused_elementwise()] = lowering.fused_elementwise_kernel
     return table
+
+
+def _fused_elementwise() -> type:
+    """Chapter 05's fused node's op (imported here: the jit package is only needed now)."""
+    from ..jit.fusion import FusedElementwise
+
+    return FusedElementwise
 
 
 def enable(device: str = "cuda") -> None:

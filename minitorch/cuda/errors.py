@@ -28,6 +28,11 @@ class BarrierDivergenceError(KernelError):
     """Some threads of a block reached a ``syncthreads()`` that others never reach."""
 
 
+class WarpDivergenceError(KernelError):
+    """Lanes of a warp named in a shuffle's mask that do not all call that shuffle, or a
+    lane that reads from a lane taking no part in it."""
+
+
 class LaunchConfigError(KernelError, ValueError):
     """A launch the GPU refuses: too many threads per block, too much shared memory, ..."""
 

@@ -19,6 +19,7 @@ has stride 0), so no input is ever copied or expanded.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +45,9 @@ BINARY = {
     "maximum": "max({0}, {1})",
     "minimum": "min({0}, {1})",
 }
+#: Ops chapter 05's fusion pass also fuses (kept out of the tables exercise 07.6 prints).
+MORE_UNARY = {"abs": "fabs({0})", "erf": "erf({0})"}
+MORE_BINARY = {"pow": "power({0}, {1})"}
 #: The same ops in numpy: the reference the kernels are tested against.
 NUMPY = {
     "neg": np.negative,
@@ -59,6 +63,9 @@ NUMPY = {
     "div": np.divide,
     "maximum": np.maximum,
     "minimum": np.minimum,
+    "abs": np.abs,
+    "erf": np.vectorize(math.erf, otypes=[np.float64]),
+    "pow": np.power,
 }
 
 
@@ -73,7 +80,7 @@ def fused_lines(steps: list) -> list[str]:
     """One line of kernel code per step: ``t{k} = <op applied to its operands>``."""
     lines = []
     for k, (op, *args) in enumerate(steps):
-        table = UNARY if len(args) == 1 else BINARY
+        table = {**UNARY, **MORE_UNARY} if len(args) == 1 else {**BINARY, **MORE_BINARY}
         if op not in table:
             raise ValueError(f"fusion: no elementwise op {op!r} with {len(args)} operand(s)")
         lines.append(f"t{k} = " + table[op].format(*(operand(a) for a in args)))
@@ -86,17 +93,33 @@ def count_inputs(steps: list) -> int:
     return max(used) + 1 if used else 0
 
 
-def kernel_source(lines: list[str], ninputs: int, name: str = "fused_kernel") -> str:
+def output_names(outputs: tuple[int, ...] | None) -> list[str]:
+    """The kernel's output arguments: ``out``, or ``out0, out1, ...`` for several."""
+    if outputs is None or len(outputs) == 1:
+        return ["out"]
+    return [f"out{m}" for m in range(len(outputs))]
+
+
+def kernel_source(
+    lines: list[str],
+    ninputs: int,
+    name: str = "fused_kernel",
+    outputs: tuple[int, ...] | None = None,
+) -> str:
     """The source of a kernel that computes ``lines`` for every element of the output.
 
     Arguments: ``out`` (contiguous), the inputs ``in0, in1, ...`` (flat storage), ``shape``
     (the output's), ``strides`` (``ninputs x ndim``: each input's element strides,
     broadcast to the output's shape, 0 where it is broadcast), ``offsets``, ``ndim``, ``n``.
+    ``outputs``: which steps' results to store (default: the last one); with several, the
+    kernel takes ``out0, out1, ...`` instead of ``out``.
     """
     ins = ", ".join(f"in{j}" for j in range(ninputs))
+    stored = (len(lines) - 1,) if outputs is None else outputs
+    outs = output_names(outputs)
     body = [
         "@rawkernel()",
-        f"def {name}(out, {ins}, shape, strides, offsets, ndim, n):",
+        f"def {name}({', '.join(outs)}, {ins}, shape, strides, offsets, ndim, n):",
         "    i = blockIdx.x * blockDim.x + threadIdx.x",
         "    if i < n:",
         "        rest = int64(i)",
@@ -110,18 +133,20 @@ def kernel_source(lines: list[str], ninputs: int, name: str = "fused_kernel") ->
     body += [f"            p{j} += k * strides[{j}, d]" for j in range(ninputs)]
     body += [f"        x{j} = in{j}[p{j}]" for j in range(ninputs)]
     body += ["        " + line for line in lines]
-    body += [f"        out[i] = t{len(lines) - 1}"]
+    body += [f"        {o}[i] = t{k}" for o, k in zip(outs, stored, strict=True)]
     return "\n".join(body) + "\n"
 
 
 @lru_cache(maxsize=256)
-def _kernel(lines: tuple[str, ...], ninputs: int) -> Any:
-    return codegen.compile_kernel(kernel_source(list(lines), ninputs), "fused_kernel")
+def _kernel(lines: tuple[str, ...], ninputs: int, outputs: tuple[int, ...] | None) -> Any:
+    source = kernel_source(list(lines), ninputs, outputs=outputs)
+    return codegen.compile_kernel(source, "fused_kernel")
 
 
-def compile_lines(lines: list[str], ninputs: int) -> Any:
-    """The fused kernel for these lines (compiled once, then cached)."""
-    return _kernel(tuple(lines), ninputs)
+def compile_lines(lines: list[str], ninputs: int, outputs: tuple[int, ...] | None = None) -> Any:
+    """The fused kernel for these lines (compiled once, then cached); ``outputs`` as in
+    :func:`kernel_source`."""
+    return _kernel(tuple(lines), ninputs, None if outputs is None else tuple(outputs))
 
 
 def strided_operand(array: Any, out_shape: tuple) -> tuple[Any, list[int], int]:
@@ -158,11 +183,19 @@ def _array_module(array: Any) -> Any:
     return cupy
 
 
-def launch_fused(kernel: Any, arrays: list, out_shape: tuple, dtype: Any, block: int = 256) -> Any:
-    """Run a fused kernel over ``arrays`` (broadcast to ``out_shape``); the new output."""
+def launch_fused(
+    kernel: Any,
+    arrays: list,
+    out_shape: tuple,
+    dtype: Any,
+    block: int = 256,
+    noutputs: int = 1,
+) -> Any:
+    """Run a fused kernel over ``arrays`` (broadcast to ``out_shape``); the new output (a
+    tuple of ``noutputs`` new outputs for a kernel that stores several)."""
     xp = _array_module(arrays[0])
-    out = xp.empty(out_shape, dtype=dtype)
-    n = int(out.size)
+    outs = [xp.empty(out_shape, dtype=dtype) for _ in range(noutputs)]
+    n = int(outs[0].size)
     ndim = len(out_shape)
     flats, strides, offsets = [], [], []
     for a in arrays:
@@ -175,8 +208,9 @@ def launch_fused(kernel: Any, arrays: list, out_shape: tuple, dtype: Any, block:
     offsets_arr = xp.asarray(offsets, dtype=np.int64)
     if n:
         grid = (n + block - 1) // block
-        kernel[grid, block](out.reshape(-1), *flats, shape_arr, strides_arr, offsets_arr, ndim, n)
-    return out
+        flat_outs = [o.reshape(-1) for o in outs]
+        kernel[grid, block](*flat_outs, *flats, shape_arr, strides_arr, offsets_arr, ndim, n)
+    return outs[0] if noutputs == 1 else tuple(outs)
 
 
 def run_steps(steps: list, arrays: list, block: int = 256) -> Any:

@@ -22,6 +22,7 @@ from . import jit as language
 def _cupy_names() -> dict[str, Any]:
     import cupy
     import cupyx.jit as cj
+    from cupyx.scipy import special
 
     names = {
         "rawkernel": cj.rawkernel,
@@ -34,10 +35,15 @@ def _cupy_names() -> dict[str, Any]:
         "shared_memory": cj.shared_memory,
         "syncthreads": cj.syncthreads,
         "atomic_add": cj.atomic_add,
+        "shfl_down_sync": cj.shfl_down_sync,
+        "shfl_xor_sync": cj.shfl_xor_sync,
         "exp": cupy.exp,
         "log": cupy.log,
         "sqrt": cupy.sqrt,
         "tanh": cupy.tanh,
+        "fabs": cupy.fabs,
+        "power": cupy.power,
+        "erf": special.erf,  # a cupy ufunc, which cupyx.jit calls like cupy.exp
     }
     for t in (language.float32, language.float64, language.int32, language.int64):
         names[t.name] = t.dtype.type

@@ -21,8 +21,9 @@ on cupy arrays, the *same function* is compiled by ``cupyx.jit`` for the GPU
 What works inside a kernel (on both): integer and float scalars, ``if``/``while``/
 ``for ... in range(...)``, element access ``a[i]`` (1-d) or ``a[i, j]`` (n-d), ``a.size``,
 ``len(a)``, ``min``/``max`` of scalars, the math functions and casts below, and these
-CUDA built-ins. Not: numpy calls, whole-array operations, ``break``/``continue``, default
-arguments, ``return`` of a value from a kernel.
+CUDA built-ins (``shfl_down_sync``/``shfl_xor_sync`` exchange values between the lanes of
+a warp, as ``__shfl_down_sync``/``__shfl_xor_sync``). Not: numpy calls, whole-array
+operations, ``break``/``continue``, default arguments, ``return`` of a value from a kernel.
 """
 
 from __future__ import annotations
@@ -39,14 +40,23 @@ import numpy as np
 
 from . import simulator
 from .errors import KernelLanguageError
-from .simulator import LaunchStats, atomic_add, shared_memory, syncthreads
+from .simulator import (
+    LaunchStats,
+    atomic_add,
+    shared_memory,
+    shfl_down_sync,
+    shfl_xor_sync,
+    syncthreads,
+)
 
 __all__ = [
     "RawKernel",
     "atomic_add",
     "blockDim",
     "blockIdx",
+    "erf",
     "exp",
+    "fabs",
     "float32",
     "float64",
     "gridDim",
@@ -54,8 +64,11 @@ __all__ = [
     "int32",
     "int64",
     "log",
+    "power",
     "rawkernel",
     "shared_memory",
+    "shfl_down_sync",
+    "shfl_xor_sync",
     "sqrt",
     "syncthreads",
     "tanh",
@@ -186,6 +199,25 @@ def sqrt(x: float) -> float:
 
 def tanh(x: float) -> float:
     return math.tanh(x)
+
+
+def fabs(x: float) -> float:
+    return math.fabs(x)
+
+
+def erf(x: float) -> float:
+    return math.erf(x)
+
+
+def power(x: float, y: float) -> float:
+    """``x ** y`` as C's ``pow``: NaN (not a complex number) for a negative base and a
+    fractional exponent, inf on overflow."""
+    try:
+        return math.pow(x, y)
+    except ValueError:
+        return math.inf if x == 0 else math.nan  # 0 ** negative, or (-2) ** 0.5
+    except OverflowError:
+        return math.copysign(math.inf, x) if float(y).is_integer() and y % 2 else math.inf
 
 
 class ScalarType:

@@ -3,16 +3,19 @@
 ``launch(func, grid, block, args)`` runs ``func`` once per GPU thread. The threads of a
 block are greenlets (cooperative coroutines): a thread runs until it calls
 ``syncthreads()``, then the next thread of its block runs, and when every thread of the
-block has arrived the barrier opens and they all go on. Blocks run one after another,
-each with its own shared memory. So the simulator keeps the promises CUDA makes (a
-barrier orders a block's threads, shared memory is per block) and nothing more, and it
-checks that a kernel relies on nothing more:
+block has arrived the barrier opens and they all go on. A warp shuffle
+(``shfl_down_sync``) is a barrier of the 32 lanes of a warp: each lane stops there, and
+when every lane its mask names has arrived they exchange their values in one step.
+Blocks run one after another, each with its own shared memory. So the simulator keeps
+the promises CUDA makes (a barrier orders a block's threads, shared memory is per block)
+and nothing more, and it checks that a kernel relies on nothing more:
 
 - every index into an array is bounds-checked (a thread past the end is reported);
 - a shared-memory cell written by one thread and touched by another between the same two
   barriers is a race; so is a read of shared memory no thread has written yet;
 - two threads writing one element of global memory is a race (unless through atomics);
-- a barrier that only some threads of a block reach is reported (CUDA leaves it undefined).
+- a barrier that only some threads of a block reach is reported (CUDA leaves it undefined);
+  so is a shuffle that a lane its mask names never calls.
 
 Each report names the kernel, the thread and the block. Arrays inside a kernel are
 *device arrays*: element access only, as on a GPU (no numpy on them), and every access is
@@ -42,12 +45,15 @@ from .errors import (
     LaunchConfigError,
     SharedMemoryRaceError,
     UninitializedReadError,
+    WarpDivergenceError,
 )
 
 #: CUDA's limits (compute capability 7.0 and later).
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_SHARED_BYTES = 48 * 1024
+#: Threads per warp: lanes 0..31 of a block's threads in linear order (x fastest).
+WARP_SIZE = 32
 #: The simulator's own limit: more threads than this would take minutes in Python.
 MAX_SIMULATED_THREADS = 1 << 20
 
@@ -85,6 +91,8 @@ class LaunchStats:
     max_thread_shared_reads: int = 0
     #: argument name -> (elements read, elements written), for each global array
     array_traffic: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: warp shuffles, counted per lane (not in the repr: chapter 07's printed stats predate it)
+    shuffles: int = field(default=0, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -457,6 +465,60 @@ def atomic_add(array: Any, index: Any, value: Any) -> Any:
     return array.atomic_add(index, value)
 
 
+# -- warp shuffles ----------------------------------------------------------------------------
+
+
+class _ShuffleCall:
+    """What a lane hands the scheduler when it reaches a shuffle."""
+
+    __slots__ = ("kind", "mask", "value", "arg", "width", "site")
+
+    def __init__(self, kind: str, mask: int, value: Any, arg: int, width: int, site: tuple):
+        self.kind, self.mask, self.value = kind, mask, value
+        self.arg, self.width, self.site = arg, width, site
+
+
+def _shuffle(kind: str, mask: Any, value: Any, arg: Any, width: Any) -> Any:
+    name = f"shfl_{kind}_sync"
+    if state.launch is None:
+        raise RuntimeError(f"{name}() can only be called inside a kernel")
+    if isinstance(value, (GlobalArray, SharedArray)):
+        raise KernelLanguageError(f"{where()}: {name} exchanges one scalar, not a whole array")
+    if type(mask) is not int or not 0 <= mask <= 0xFFFFFFFF:
+        raise KernelLanguageError(f"{where()}: {name}: the mask must be a 32-bit int, got {mask!r}")
+    if width not in (1, 2, 4, 8, 16, 32):
+        raise KernelLanguageError(f"{where()}: {name}: width must be a power of 2 up to 32")
+    lane = state.tid % WARP_SIZE
+    if not mask >> lane & 1:
+        raise WarpDivergenceError(
+            f"{where()} (lane {lane}) called {name} with mask {mask:#010x}, which leaves out "
+            "its own lane: the mask names the lanes that take part, the caller included"
+        )
+    caller = sys._getframe(2)
+    site = (caller.f_code.co_name, caller.f_lineno)
+    call = _ShuffleCall(kind, mask, value, _index(arg, name), width, site)
+    return greenlet.getcurrent().parent.switch(call)
+
+
+def shfl_down_sync(mask: int, value: Any, delta: int, *, width: int = 32) -> Any:
+    """The ``value`` of lane ``lane + delta`` (this lane's own where that is past the end of
+    its ``width``-lane group). Every lane named in ``mask`` must call it."""
+    return _shuffle("down", mask, value, delta, width)
+
+
+def shfl_xor_sync(mask: int, value: Any, lane_mask: int, *, width: int = 32) -> Any:
+    """The ``value`` of lane ``lane ^ lane_mask`` (a butterfly: after xor-ing 16, 8, 4, 2, 1
+    every lane holds the warp's total). Every lane named in ``mask`` must call it."""
+    return _shuffle("xor", mask, value, lane_mask, width)
+
+
+def _source_lane(call: _ShuffleCall, lane: int) -> int:
+    """The lane whose value ``lane`` receives (its own where the source is past its group)."""
+    group_end = (lane // call.width + 1) * call.width
+    source = lane + call.arg if call.kind == "down" else lane ^ call.arg
+    return source if source < group_end else lane
+
+
 # -- launching ------------------------------------------------------------------------------
 
 
@@ -557,25 +619,36 @@ def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid:
     live = list(range(len(coords)))
     epoch = 0
     s = state
+
+    def resume(t: int, value: Any = None, start: bool = False) -> Any:
+        """Run thread ``t`` until it stops: a barrier's site, a shuffle, or None (finished)."""
+        s.tx, s.ty, s.tz = coords[t]
+        s.tid, s.gtid, s.epoch = t, first_gtid + t, epoch
+        g = threads[t]
+        try:
+            stop = g.switch(*args) if start else g.switch(value)
+        except KernelError:
+            raise
+        except Exception as exc:
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(raised by {where()})")
+            raise
+        return None if g.dead else stop
+
     while True:
         launch.epoch_id += 1
         waiting, finished = [], []
-        for t in live:
-            s.tx, s.ty, s.tz = coords[t]
-            s.tid, s.gtid, s.epoch = t, first_gtid + t, epoch
-            g = threads[t]
-            try:
-                site = g.switch(*args) if epoch == 0 else g.switch()
-            except KernelError:
-                raise
-            except Exception as exc:
-                if hasattr(exc, "add_note"):
-                    exc.add_note(f"(raised by {where()})")
-                raise
-            if g.dead:
-                finished.append(t)
-            else:
-                waiting.append((t, site))
+        for first in range(0, len(live), WARP_SIZE):
+            warp = live[first : first + WARP_SIZE]
+            stops = {t: resume(t, start=epoch == 0) for t in warp}
+            while any(isinstance(stop, _ShuffleCall) for stop in stops.values()):
+                for t, value in _exchange(stops, launch).items():
+                    stops[t] = resume(t, value)
+            for t in warp:
+                if stops[t] is None:
+                    finished.append(t)
+                else:
+                    waiting.append((t, stops[t]))
         if not waiting:
             break
         if finished:
@@ -599,3 +672,100 @@ def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid:
         live = [t for t, _ in waiting]
         epoch += 1
     launch.end_block(epoch)
+
+
+def _exchange(stops: dict[int, Any], launch: _Launch) -> dict[int, Any]:
+    """One round of warp shuffles: for each group of lanes that called a shuffle with one
+    mask, at one line, once every lane the mask names is there, each lane's result.
+
+    ``stops`` holds every lane of one warp: where it stopped. A group still missing a lane
+    that is not itself at another shuffle (it finished, or waits at a barrier) would wait
+    forever on a GPU (or read garbage): that is reported, naming the lanes."""
+    base = min(stops) // WARP_SIZE * WARP_SIZE
+    groups: dict[int, list[int]] = {}
+    for t, stop in stops.items():
+        if isinstance(stop, _ShuffleCall):
+            groups.setdefault(stop.mask, []).append(t)
+    results: dict[int, Any] = {}
+    for mask, members in groups.items():
+        named = [base + lane for lane in range(WARP_SIZE) if mask >> lane & 1]
+        missing = [t for t in named if t in stops and t not in members]
+        calls = [stops[t] for t in members]
+        if missing or len({c.site for c in calls}) > 1:
+            continue
+        for t, call in zip(members, calls, strict=True):
+            source = base + _source_lane(call, t - base)
+            if source not in members:
+                raise WarpDivergenceError(
+                    f"{_block_of(launch)}: lane {t - base} of warp {base // WARP_SIZE} reads "
+                    f"lane {source - base} in shfl_{call.kind}_sync (line {call.site[1]}), "
+                    f"which takes no part in it ({_not_taking_part(source, stops, mask)}): "
+                    "on a GPU the value is undefined"
+                )
+            results[t] = stops[source].value
+        launch.stats.shuffles += len(members)
+    if not results:
+        raise WarpDivergenceError(_divergence(stops, groups, base, launch))
+    return results
+
+
+def _block_of(launch: _Launch) -> str:
+    return f"kernel `{launch.name}`, block {_coords((state.bx, state.by, state.bz), launch.dims)}"
+
+
+def _lanes(ts: list[int], base: int) -> str:
+    """``lane 5`` or ``lanes 0-4, 6-31`` (lane numbers within the warp)."""
+    runs: list[list[int]] = []
+    for lane in sorted(t - base for t in ts):
+        if runs and lane == runs[-1][1] + 1:
+            runs[-1][1] = lane
+        else:
+            runs.append([lane, lane])
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"lane {shown}" if len(ts) == 1 else f"lanes {shown}"
+
+
+def _not_taking_part(t: int, stops: dict[int, Any], mask: int) -> str:
+    if t not in stops:
+        return "no such thread: the block ends before it"
+    if not mask >> (t % WARP_SIZE) & 1:
+        return f"not in the mask {mask:#010x}"
+    return "it did not call the shuffle"
+
+
+def _doing(stop: Any) -> str:
+    if stop is None:
+        return "finished"
+    if isinstance(stop, _ShuffleCall):
+        return f"wait at a shfl_{stop.kind}_sync on line {stop.site[1]} (mask {stop.mask:#010x})"
+    return f"wait at the syncthreads() on line {stop[1]}"
+
+
+def _divergence(
+    stops: dict[int, Any], groups: dict[int, list[int]], base: int, launch: _Launch
+) -> str:
+    """The message for a warp whose shuffles can never complete."""
+    mask, members = next(iter(groups.items()))
+    named = [base + lane for lane in range(WARP_SIZE) if mask >> lane & 1]
+    missing = [t for t in named if t in stops and t not in members]
+    call = stops[members[0]]
+    if not missing:  # same mask, different lines
+        other = next(stops[t] for t in members if stops[t].site != call.site)
+        at_other = [t for t in members if stops[t].site == other.site]
+        at_first = [t for t in members if stops[t].site == call.site]
+        return (
+            f"{_block_of(launch)}, warp {base // WARP_SIZE}: {_lanes(at_first, base)} "
+            f"wait at the shuffle on line {call.site[1]}, {_lanes(at_other, base)} at "
+            f"the one on line {other.site[1]}: the lanes of a mask must meet at one shuffle"
+        )
+    doing: dict[str, list[int]] = {}
+    for t in missing:
+        doing.setdefault(_doing(stops[t]), []).append(t)
+    others = "; ".join(f"{_lanes(ts, base)}: {what}" for what, ts in doing.items())
+    return (
+        f"{_block_of(launch)}, warp {base // WARP_SIZE}: {_lanes(members, base)} wait "
+        f"at the shfl_{call.kind}_sync on line {call.site[1]} with mask {mask:#010x}, but "
+        f"{_lanes(missing, base)} named in the mask did not call it ({others}): every "
+        "lane a shuffle's mask names must call it (keep shuffles out of `if`s that only some "
+        "lanes enter, or leave those lanes out of the mask)"
+    )

@@ -5,6 +5,11 @@ active threads at each step: thread ``t`` adds cell ``t + stride`` into cell ``t
 ``syncthreads()`` makes the step's writes visible, and after ``log2(block)`` steps cell 0
 holds the block's sum. ``sum_all`` repeats this over the per-block sums until one is left;
 ``sum_last_dim`` gives each row its own block.
+
+``block_sum_warp_kernel`` is the same tree until 32 values are left; those are in the 32
+lanes of warp 0, which finish with five register-to-register shuffles
+(``shfl_down_sync``) instead of five more rounds of shared memory and ``syncthreads()``:
+lanes of a warp run in lockstep, so they need no barrier to exchange values.
 """
 
 from __future__ import annotations
@@ -55,6 +60,45 @@ def block_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
 
 
 @cache
+def block_sum_warp_kernel(block: int, dtype: str) -> jit.RawKernel:
+    """As :func:`block_sum_kernel`, but the last 32 partial sums are added by warp shuffles."""
+    _check_block(block)
+    if block < jit.warpsize:
+        raise ValueError(f"a warp-shuffle reduction needs a block of at least 32, got {block}")
+    element = getattr(jit, dtype)
+
+    @jit.rawkernel()
+    def block_sum_warp(x, partial, n):
+        buf = jit.shared_memory(element, block)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * (block * 2) + tid
+        v = 0.0
+        if i < n:
+            v = x[i]
+        if i + block < n:
+            v = v + x[i + block]
+        buf[tid] = v
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride >= 32:  # the shared-memory tree, down to 32 values
+            if tid < stride:
+                v = v + buf[tid + stride]
+                buf[tid] = v
+            jit.syncthreads()
+            stride = stride // 2
+        if tid < 32:  # warp 0: all 32 lanes take part (mask 0xFFFFFFFF), no barrier needed
+            v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 16)
+            v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 8)
+            v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 4)
+            v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 2)
+            v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 1)
+            if tid == 0:
+                partial[jit.blockIdx.x] = v
+
+    return block_sum_warp
+
+
+@cache
 def row_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
     """Block ``r`` sums row ``r`` of a contiguous ``(rows, ncols)`` matrix into ``out[r]``."""
     _check_block(block)
@@ -90,13 +134,15 @@ def _xp(a: Any) -> Any:
     return cupy
 
 
-def sum_all(x: Any, block: int = BLOCK) -> Any:
-    """The sum of all elements (a 0-d array), by rounds of block sums."""
+def sum_all(x: Any, block: int = BLOCK, warp_shuffle: bool = False) -> Any:
+    """The sum of all elements (a 0-d array), by rounds of block sums (finished by warp
+    shuffles with ``warp_shuffle=True``)."""
     xp = _xp(x)
     values = xp.ascontiguousarray(x).reshape(-1)
     if values.dtype.kind != "f":
         values = values.astype(np.float32)
-    kernel = block_sum_kernel(block, values.dtype.name)
+    make = block_sum_warp_kernel if warp_shuffle else block_sum_kernel
+    kernel = make(block, values.dtype.name)
     if values.size == 0:
         return xp.zeros((), dtype=values.dtype)
     while values.size > 1:
