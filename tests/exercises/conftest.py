@@ -1,7 +1,8 @@
 """The ``run`` fixture: the exercise tests (judges) run their probes with it.
 
 ``nb`` holds the definitions of the notebook the tests grade: by default the solution
-notebook of the test module's chapter (``test_01_tensors.py`` -> ``solutions/01_tensors_solutions.ipynb``);
+notebook of the test module's chapter (``test_01_tensors.py`` ->
+``solutions/01_tensors_solutions.ipynb``);
 ``pytest --notebook PATH`` or the environment variable ``MINITORCH_NOTEBOOK`` points the
 tests at any other notebook, e.g. a learner's. The notebook is loaded in this process,
 once per path, and ``run(probe, ...)`` calls probes on it in this process, through the
@@ -12,6 +13,8 @@ tests draw (default 0).
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +50,12 @@ def nb(request: pytest.FixtureRequest) -> Namespace:
 def run(nb: Namespace) -> LocalRunner:
     """``run(probe, *inputs)``: the probe's result on ``nb``, as plain data."""
     return LocalRunner(nb, seed=int(os.environ.get("MINITORCH_GRADE_SEED", "0")))
+
+
+@pytest.fixture(autouse=True)
+def _recursion_limit_restored() -> Iterator[None]:
+    """Notebooks and mutants run in this process, and some raise the recursion limit: left
+    at 100,000, a later C-level recursion (a deeply nested JSON file) overflows the stack."""
+    saved = sys.getrecursionlimit()
+    yield
+    sys.setrecursionlimit(saved)
