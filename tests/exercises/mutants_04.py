@@ -58,6 +58,45 @@ FOUND_INF = {
             if p.grad is not None
         )
     """,
+    "sum_overflows": """
+        for p in parameters:
+            if p.grad is not None and not np.isfinite(p.grad.detach().numpy().sum()):
+                return True
+        return False
+    """,
+    "any_instead_of_all": """
+        for p in parameters:
+            if p.grad is not None and not np.isfinite(p.grad.detach().numpy()).any():
+                return True
+        return False
+    """,
+    "generator_read_twice": """
+        if not list(parameters):
+            return False
+        for p in parameters:
+            if p.grad is not None and not np.isfinite(p.grad.detach().numpy()).all():
+                return True
+        return False
+    """,
+    "isnan_only": """
+        for p in parameters:
+            if p.grad is not None and np.isnan(p.grad.detach().numpy()).any():
+                return True
+        return False
+    """,
+    "cast_to_float16_first": """
+        for p in parameters:
+            if p.grad is not None:
+                g16 = p.grad.detach().numpy().astype(np.float16)
+                if not np.isfinite(g16).all():
+                    return True
+        return False
+    """,
+    "delegates_via_getattr": """
+        check_ = getattr(mt.amp.grad_scaler, "non_finite_check_and_" + "unscale_")
+        grads = [p.grad.clone() for p in parameters if p.grad is not None]
+        return bool(check_(grads, 1.0).item()) if grads else False
+    """,
 }
 
 UPDATE_SCALE = {
@@ -119,6 +158,51 @@ UPDATE_SCALE = {
         return next_scale(
             scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval
         )
+    """,
+    "grows_one_step_late": """
+        if found_inf:
+            return scale * backoff_factor, 0
+        growth_tracker += 1
+        if growth_tracker > growth_interval:
+            return scale * growth_factor, 0
+        return scale, growth_tracker
+    """,
+    "grows_one_step_early": """
+        if found_inf:
+            return scale * backoff_factor, 0
+        growth_tracker += 1
+        if growth_tracker == growth_interval - 1:
+            return scale * growth_factor, 0
+        return scale, growth_tracker
+    """,
+    "tracker_one_after_growth": """
+        if found_inf:
+            return scale * backoff_factor, 0
+        growth_tracker += 1
+        if growth_tracker == growth_interval:
+            return scale * growth_factor, 1
+        return scale, growth_tracker
+    """,
+    "returns_swapped": """
+        if found_inf:
+            return 0, scale * backoff_factor
+        growth_tracker += 1
+        if growth_tracker == growth_interval:
+            return 0, scale * growth_factor
+        return growth_tracker, scale
+    """,
+    "modulo_without_overflow_reset": """
+        if found_inf:
+            scale = scale * backoff_factor
+        growth_tracker = (growth_tracker + 1) % growth_interval
+        if growth_tracker == 0 and not found_inf:
+            scale = scale * growth_factor
+        return scale, growth_tracker
+    """,
+    "delegates_via_getattr": """
+        rule = getattr(mt.amp, "update_" + "scale")
+        args = (growth_factor, backoff_factor, growth_interval)
+        return rule(scale, growth_tracker, found_inf, *args)
     """,
 }
 
@@ -184,6 +268,55 @@ UNSCALE = {
         found = torch.zeros(1)
         torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.tensor(1.0 / scale))
         return bool(found.item())
+    """,
+    "skips_the_bad_gradient": """
+        found = False
+        with mt.no_grad():
+            for p in parameters:
+                if p.grad is None:
+                    continue
+                if not np.isfinite(p.grad.numpy()).all():
+                    found = True
+                    continue
+                p.grad.mul_(1.0 / scale)
+        return found
+    """,
+    "stops_at_the_first_bad": """
+        found = False
+        with mt.no_grad():
+            for p in parameters:
+                if p.grad is None:
+                    continue
+                if not np.isfinite(p.grad.numpy()).all():
+                    found = True
+                    break
+                p.grad.mul_(1.0 / scale)
+        return found
+    """,
+    "numpy_write_bypasses_apply": """
+        grads = [p.grad for p in parameters if p.grad is not None]
+        found = any(not np.isfinite(g.numpy()).all() for g in grads)
+        for g in grads:
+            arr = g.numpy()
+            arr *= 1.0 / scale
+        return found
+    """,
+    "inv_scale_in_float16": """
+        grads = [p.grad for p in parameters if p.grad is not None]
+        found = any(not np.isfinite(g.numpy()).all() for g in grads)
+        inv = mt.tensor(1.0 / scale, dtype=mt.float16)
+        with mt.no_grad():
+            for g in grads:
+                g.mul_(inv)
+        return found
+    """,
+    "delegates_through_grad_scaler": """
+        params = [p for p in parameters if p.grad is not None]
+        opt = mt.optim.SGD(params, lr=0.0)
+        scaler = mt.amp.GradScaler(init_scale=scale)
+        scaler.unscale_(opt)
+        state = scaler._state(opt)["found_inf_per_device"]
+        return any(bool(v.item()) for v in state.values())
     """,
 }
 
@@ -294,6 +427,79 @@ AUTOCAST_DTYPES = {
             target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
             for d in dtypes
         ]
+    """,
+    "fp32_narrows_float64": """
+        kind = policy.get(op)
+        floats = [d for d in dtypes if d.is_floating_point]
+        if kind is None or not floats:
+            return list(dtypes)
+        if kind == "fp32":
+            return [mt.float32 if d.is_floating_point else d for d in dtypes]
+        if kind == "lower_precision_fp":
+            keep = (d is mt.float64 or not d.is_floating_point for d in dtypes)
+            return [d if k else fast_dtype for d, k in zip(dtypes, keep)]
+        target = floats[0]
+        for d in floats[1:]:
+            target = mt.promote_types(target, d)
+        return [target if d.is_floating_point else d for d in dtypes]
+    """,
+    "promote_casts_every_input": """
+        kind = policy.get(op)
+        floats = [d for d in dtypes if d.is_floating_point]
+        if kind is None or not floats:
+            return list(dtypes)
+        if kind == "promote":
+            target = floats[0]
+            for d in floats[1:]:
+                target = mt.promote_types(target, d)
+            return [target for d in dtypes]
+        target = fast_dtype if kind == "lower_precision_fp" else mt.float32
+        return [target if d.is_floating_point and d is not mt.float64 else d for d in dtypes]
+    """,
+    "promote_without_floats_crashes": """
+        kind = policy.get(op)
+        if kind is None:
+            return list(dtypes)
+        if kind == "promote":
+            floats = [d for d in dtypes if d.is_floating_point]
+            target = floats[0]
+            for d in floats[1:]:
+                target = mt.promote_types(target, d)
+            return [target if d.is_floating_point else d for d in dtypes]
+        target = fast_dtype if kind == "lower_precision_fp" else mt.float32
+        return [target if d.is_floating_point and d is not mt.float64 else d for d in dtypes]
+    """,
+    "category_name_typo": """
+        kind = policy.get(op)
+        floats = [d for d in dtypes if d.is_floating_point]
+        if kind is None or not floats:
+            return list(dtypes)
+        if kind == "lower_precision":
+            target = fast_dtype
+        elif kind == "fp32":
+            target = mt.float32
+        else:
+            target = floats[0]
+            for d in floats[1:]:
+                target = mt.promote_types(target, d)
+        return [
+            target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+            for d in dtypes
+        ]
+    """,
+    "delegates_to_widest": """
+        from minitorch.amp import autocast_mode
+
+        kind = policy.get(op)
+        if kind is None:
+            return list(dtypes)
+        if kind == "promote":
+            target = autocast_mode._widest(tuple(mt.zeros(1, dtype=d) for d in dtypes))
+            if target is None:
+                return list(dtypes)
+            return [target if d.is_floating_point else d for d in dtypes]
+        target = fast_dtype if kind == "lower_precision_fp" else mt.float32
+        return [target if d.is_floating_point and d is not mt.float64 else d for d in dtypes]
     """,
 }
 
@@ -423,6 +629,93 @@ LOSS_SCALER = {
         step = mt.amp.GradScaler.step
         update = mt.amp.GradScaler.update
     """,
+    "first_param_group_only": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        def step(self, optimizer):
+            params = optimizer.param_groups[0]["params"]
+            self.found_inf = unscale_(params, self.scale_value)
+            if not self.found_inf:
+                optimizer.step()
+            return not self.found_inf
+
+        def update(self):
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, self.found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval,
+            )
+    """,
+    "updates_inside_step_too": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        def step(self, optimizer):
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            self.found_inf = unscale_(params, self.scale_value)
+            self.update()
+            if not self.found_inf:
+                optimizer.step()
+            return not self.found_inf
+
+        def update(self):
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, self.found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval,
+            )
+    """,
+    "found_inf_kept_local": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        def step(self, optimizer):
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            found_inf = unscale_(params, self.scale_value)
+            if not found_inf:
+                optimizer.step()
+            return not found_inf
+
+        def update(self):
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, self.found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval,
+            )
+    """,
+    "step_returns_found_inf": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        def step(self, optimizer):
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            self.found_inf = unscale_(params, self.scale_value)
+            if not self.found_inf:
+                optimizer.step()
+            return self.found_inf
+
+        def update(self):
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, self.found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval,
+            )
+    """,
+    "unscales_twice": """
+        def scale(self, loss):
+            return loss * self.scale_value
+
+        def step(self, optimizer):
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            self.found_inf = unscale_(params, self.scale_value)
+            if not self.found_inf:
+                unscale_(params, self.scale_value)
+                optimizer.step()
+            return not self.found_inf
+
+        def update(self):
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, self.found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval,
+            )
+    """,
 }
 
 TRAIN_AMP = {
@@ -534,6 +827,82 @@ TRAIN_AMP = {
         run = digits.train("fp16", epochs=1)
         return run.losses[: len(batches)]
     """,
+    "update_before_step": """
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            with mt.autocast("cpu", dtype=dtype):
+                loss = nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            if max_norm is not None:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.update()
+            scaler.step(optimizer)
+            losses.append(loss.item())
+        return losses
+    """,
+    "backward_inside_autocast": """
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            with mt.autocast("cpu", dtype=dtype):
+                loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+            if max_norm is not None:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+        return losses
+    """,
+    "loss_outside_autocast": """
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            with mt.autocast("cpu", dtype=dtype):
+                logits = model(x)
+            loss = nn.functional.cross_entropy(logits, y)
+            scaler.scale(loss).backward()
+            if max_norm is not None:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+        return losses
+    """,
+    "dtype_ignored": """
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            with mt.autocast("cpu"):
+                loss = nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            if max_norm is not None:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+        return losses
+    """,
+    "max_norm_hard_coded": """
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            with mt.autocast("cpu", dtype=dtype):
+                loss = nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            if max_norm:
+                scaler.unscale_(optimizer)
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss.item())
+        return losses
+    """,
 }
 
 #: exercise id -> (the function or class whose solution region a mutant replaces, mutants)
@@ -555,6 +924,19 @@ CORRECT = {
                 grads = [p.grad.detach().numpy() for p in parameters if p.grad is not None]
                 return any(bool(np.isnan(g).any() or np.isinf(g).any()) for g in grads)
             """,
+            "self_compare_and_abs": """
+                for p in parameters:
+                    if p.grad is None:
+                        continue
+                    g = p.grad.detach().numpy()
+                    if (g != g).any() or (np.abs(g) == np.inf).any():
+                        return True
+                return False
+            """,
+            "returns_numpy_bool": """
+                grads = [p.grad.numpy() for p in parameters if p.grad is not None]
+                return np.any([~np.isfinite(g).all() for g in grads])
+            """,
         },
     ),
     "04.2": (
@@ -566,6 +948,14 @@ CORRECT = {
                 if growth_tracker + 1 >= growth_interval:
                     return scale * growth_factor, 0
                 return scale, growth_tracker + 1
+            """,
+            "modulo_counter": """
+                if found_inf:
+                    return scale * backoff_factor, 0
+                growth_tracker = (growth_tracker + 1) % growth_interval
+                if growth_tracker == 0:
+                    scale *= growth_factor
+                return scale, growth_tracker
             """,
         },
     ),
@@ -587,6 +977,15 @@ CORRECT = {
                 with mt.no_grad():
                     mt._foreach_mul_(grads, 1.0 / scale)
                 return bool(found)
+            """,
+            "in_place_operator": """
+                params = [p for p in parameters if p.grad is not None]
+                found = found_inf(params)
+                with mt.no_grad():
+                    for p in params:
+                        g = p.grad
+                        g *= 1.0 / scale
+                return found
             """,
         },
     ),
@@ -633,6 +1032,25 @@ CORRECT = {
                         self.scale_value *= self.growth_factor
                         self.growth_tracker = 0
             """,
+            "generator_and_reset": """
+                def scale(self, loss):
+                    return loss * self.scale_value
+
+                def step(self, optimizer):
+                    params = (p for group in optimizer.param_groups for p in group["params"])
+                    self.found_inf = unscale_(params, self.scale_value)
+                    if self.found_inf:
+                        return False
+                    optimizer.step()
+                    return True
+
+                def update(self):
+                    self.scale_value, self.growth_tracker = update_scale(
+                        self.scale_value, self.growth_tracker, self.found_inf,
+                        self.growth_factor, self.backoff_factor, self.growth_interval,
+                    )
+                    self.found_inf = False
+            """,
         },
     ),
     "04.6": (
@@ -652,6 +1070,23 @@ CORRECT = {
                     scaler.step(optimizer)
                     scaler.update()
                     losses.append(float(loss))
+                return losses
+            """,
+            "zero_grad_at_the_end": """
+                losses = []
+                for x, y in batches:
+                    with mt.autocast("cpu", dtype=dtype):
+                        out = model(x)
+                        loss = nn.functional.cross_entropy(out, y)
+                    losses.append(float(loss))
+                    scaled = scaler.scale(loss)
+                    scaled.backward()
+                    if max_norm is not None:
+                        scaler.unscale_(optimizer)
+                        nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+                    scaler.step(optimizer)
+                    scaler.update()
+                    optimizer.zero_grad()
                 return losses
             """,
         },

@@ -75,7 +75,7 @@ def found_inf_of(nb, cases, as_generator):
     for grads in cases:
         params = _params_with_grads(grads)
         result = nb.found_inf(p for p in params) if as_generator else nb.found_inf(params)
-        out.append(result)
+        out.append(bool(result) if isinstance(result, np.bool_) else result)  # numpy's bool too
     return out
 
 
@@ -110,6 +110,19 @@ def test_found_inf_skips_missing_grads_and_takes_a_generator(run):
     assert got == [False, False, True], (
         f"found_inf(generator of parameters) gave {got}, expected [False, False, True] "
         "(a None grad has nothing to check; 6e4 is finite; the generator is read once)"
+    )
+
+
+# catches: the check made on the sum (finite values whose sum overflows), on a float16 copy of
+# float32 gradients (1e5 is finite in float32)
+@exercise("04.1")
+def test_found_inf_judges_each_value_in_its_own_dtype(run):
+    huge = np.array([3.0e38, 3.0e38, -1.0], dtype=np.float32)  # finite; their sum is not
+    wide = np.full((2, 3), 1.0e5, dtype=np.float32) * run.rng.choice([-1.0, 1.0], (2, 3))
+    got = run(found_inf_of, [[huge], [wide]], False)
+    assert got == [False, False], (
+        f"found_inf gave {got} for finite float32 gradients [3e38, 3e38, -1] and 1e5, "
+        "expected [False, False] (check every value, each in its own dtype)"
     )
 
 
@@ -169,20 +182,35 @@ def test_scale_rule_with_other_factors(run):
 def unscaled(nb, grads, scale):
     params = _params_with_grads(grads)
     before = [p.grad for p in params]
+    versions = [None if g is None else g._version for g in before]
     found = nb.unscale_(params, scale)
-    same = [p.grad is b for p, b in zip(params, before, strict=True)]
+    found = bool(found) if isinstance(found, np.bool_) else found
+    # in place *through an op*: p.grad is the same tensor, and its version counter moved
+    same = [
+        p.grad is b and (b is None or b._version > v)
+        for p, b, v in zip(params, before, versions, strict=True)
+    ]
     values = [None if p.grad is None else np.array(p.grad.numpy()) for p in params]
     return found, same, values
 
 
-# catches: multiplying by the scale, dividing twice, new gradient tensors instead of in place
+# catches: multiplying by the scale, dividing twice, new gradient tensors instead of in place,
+# an in-place write to the numpy array that bypasses the ops (no version bump, unseen by the
+# tracer); 1 / scale taken in float16 (0 for a scale above 2**24)
 @exercise("04.3")
 def test_unscale_divides_every_gradient_in_place(run):
-    scale = float(2.0 ** int(run.rng.integers(8, 17)))
+    for exponents in [(8, 17), (26, 40)]:
+        _check_unscaled(run, float(2.0 ** int(run.rng.integers(*exponents))))
+
+
+def _check_unscaled(run, scale):
     grads = [g * scale for g in _random_grads(run.rng)] + [None]
     found, same, values = run(unscaled, grads, scale)
     assert found is False, f"unscale_ returned {found!r} for finite gradients, expected False"
-    assert all(same), "unscale_ must change the gradients in place (p.grad stays the same tensor)"
+    assert all(same), (
+        "unscale_ must change the gradients in place with a tensor op such as g.mul_ "
+        "(p.grad stays the same tensor, and its version counter moves)"
+    )
     for i, (g, v) in enumerate(zip(grads, values, strict=True)):
         if g is None:
             assert v is None, f"parameter {i} had no gradient and should keep none"
@@ -192,16 +220,16 @@ def test_unscale_divides_every_gradient_in_place(run):
             )
 
 
-# catches: unscaling skipped when an overflow is found, the flag inverted, NaN missed
+# catches: unscaling skipped when an overflow is found, the flag inverted, NaN missed; the
+# poisoned gradient itself left scaled, the loop stopped at the first bad gradient
 @exercise("04.3")
 def test_unscale_reports_overflow_and_still_unscales(run):
     grads = _poisoned(run.rng, np.nan)
     found, same, values = run(unscaled, grads, 4.0)
     assert found is True, f"unscale_ returned {found!r} with a NaN gradient, expected True"
-    finite = [i for i, g in enumerate(grads) if np.isfinite(g).all()]
-    for i in finite:
+    for i, g in enumerate(grads):  # NaN stays NaN; every finite value is unscaled
         np.testing.assert_allclose(
-            values[i], grads[i] / 4.0, rtol=1e-6, err_msg=f"gradient {i} (unscale all, even then)"
+            values[i], g / 4.0, rtol=1e-6, err_msg=f"gradient {i} (unscale all, even then)"
         )
 
 
@@ -267,7 +295,8 @@ def test_each_category_picks_its_dtype(run):
     )
 
 
-# catches: float64 narrowed, integer/bool inputs cast, promote by itemsize (f16 + bf16 is f32)
+# catches: float64 narrowed, integer/bool inputs cast, promote by itemsize (f16 + bf16 is f32),
+# promote with no floating input crashing (nothing to promote: the inputs stay as they are)
 @exercise("04.4")
 def test_float64_and_non_floating_inputs(run):
     _check_choices(
@@ -280,6 +309,7 @@ def test_float64_and_non_floating_inputs(run):
             ("index_put", ["float16", "int64", "float32"], "float16"),
             ("linear", ["bool", "float32"], "bfloat16"),
             ("matmul", ["int64", "int64"], "float16"),
+            ("cat", ["int64", "bool"], "bfloat16"),
         ],
     )
 
@@ -295,10 +325,15 @@ def _gradient_steps(rng, steps=16):
     return seq
 
 
+def _two_groups():
+    """Two parameters in two param groups (the scaler must see every group)."""
+    p, q = nn.Parameter(mt.tensor([0.5, -0.5])), nn.Parameter(mt.tensor([1.0, 2.0]))
+    return p, q, mt.optim.SGD([{"params": [p]}, {"params": [q], "lr": 0.05}], lr=0.1)
+
+
 @probe(forbid=LOSS_SCALER)
 def loss_scaler_run(nb, seq, init_scale, interval):
-    p = nn.Parameter(mt.tensor([0.5, -0.5, 1.0, 2.0]))
-    opt = mt.optim.SGD([p], lr=0.1)
+    p, q, opt = _two_groups()
     # the reference unscale_ and update_scale: 04.5 is graded apart from 04.2 and 04.3
     refs = {"unscale_": _reference_unscale_, "update_scale": amp.update_scale}
     old = {k: nb._globals.get(k) for k in refs}
@@ -308,11 +343,12 @@ def loss_scaler_run(nb, seq, init_scale, interval):
         scaler = nb.LossScaler(init_scale=init_scale, growth_interval=interval)
         for g in seq:
             opt.zero_grad()
-            loss = (p * mt.tensor(g)).sum()
+            loss = (p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()
             scaler.scale(loss).backward()
             stepped = scaler.step(opt)
             scaler.update()
-            out.append((float(scaler.scale_value), bool(stepped), p.detach().numpy().tolist()))
+            params = p.detach().numpy().tolist() + q.detach().numpy().tolist()
+            out.append((float(scaler.scale_value), bool(stepped), params))
     finally:
         nb._globals.update(old)
     return out
@@ -325,23 +361,23 @@ def _reference_unscale_(parameters, scale):
 
 
 def _reference_scaler_run(seq, init_scale, interval):
-    p = nn.Parameter(mt.tensor([0.5, -0.5, 1.0, 2.0]))
-    opt = mt.optim.SGD([p], lr=0.1)
+    p, q, opt = _two_groups()
     scaler = amp.GradScaler(init_scale=init_scale, growth_interval=interval)
     out = []
     for g in seq:
         opt.zero_grad()
-        scaler.scale((p * mt.tensor(g)).sum()).backward()
-        before = p.detach().numpy().copy()
+        scaler.scale((p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()).backward()
+        before = p.detach().numpy().tolist() + q.detach().numpy().tolist()
         scaler.step(opt)
-        stepped = not np.array_equal(before, p.detach().numpy())
+        params = p.detach().numpy().tolist() + q.detach().numpy().tolist()
         scaler.update()
-        out.append((scaler.get_scale(), stepped, p.detach().numpy().tolist()))
+        out.append((scaler.get_scale(), before != params, params))
     return out
 
 
 # catches: a step taken on inf/NaN gradients, no backoff after a skip, growth counted on
-# skipped steps, the loss not scaled, step not reporting whether it stepped
+# skipped steps, the loss not scaled, step not reporting whether it stepped; only the first
+# param group unscaled and checked
 @exercise("04.5")
 def test_loss_scaler_matches_grad_scaler(run):
     seq = _gradient_steps(run.rng)
@@ -393,10 +429,16 @@ def trained(nb, seed, dtype_name, init_scale, max_norm):
         if cls.name == "linear":
             matmul_dtypes.append(out.dtype.name)
 
+    backward_under_autocast = []
+    first = next(iter(model.parameters()))
+    first.register_hook(
+        lambda grad: backward_under_autocast.append(autocast_mode.is_autocast_enabled("cpu"))
+    )
     with mt.function.register_apply_hook(record):
         losses = nb.train_amp(model, opt, scaler, batches, dtype, max_norm)
     params = [p.detach().numpy().tolist() for p in model.parameters()]
-    return [float(v) for v in losses], scaler.get_scale(), params, sorted(set(matmul_dtypes))
+    dtypes = sorted(set(matmul_dtypes))
+    return [float(v) for v in losses], scaler.get_scale(), params, dtypes, backward_under_autocast
 
 
 def _reference_train(seed, dtype_name, init_scale, max_norm):
@@ -417,10 +459,13 @@ def _reference_train(seed, dtype_name, init_scale, max_norm):
 
 
 def _check_training(run, seed, dtype_name, init_scale, max_norm):
-    losses, scale, params, dtypes = run(trained, seed, dtype_name, init_scale, max_norm)
+    losses, scale, params, dtypes, under = run(trained, seed, dtype_name, init_scale, max_norm)
     ref_losses, ref_scale, ref_params = _reference_train(seed, dtype_name, init_scale, max_norm)
     assert dtypes == [dtype_name], (
         f"the linear layers ran in {dtypes}; run the forward under mt.autocast('cpu', dtype=...)"
+    )
+    assert under and not any(under), (
+        "backward ran inside mt.autocast: only the forward and the loss belong there"
     )
     assert len(losses) == len(ref_losses), f"train_amp returned {len(losses)} losses for 6 batches"
     np.testing.assert_allclose(losses, ref_losses, rtol=2e-3, err_msg="the losses (unscaled)")
@@ -432,7 +477,7 @@ def _check_training(run, seed, dtype_name, init_scale, max_norm):
 
 
 # catches: the forward outside autocast, the loss not scaled, optimizer.step() called directly
-# (stepping on overflow), update() forgotten, zero_grad forgotten
+# (stepping on overflow), update() forgotten, zero_grad forgotten, backward inside autocast
 @exercise("04.6")
 def test_train_amp_follows_the_recipe(run):
     seed = int(run.rng.integers(0, 1000))
