@@ -27,6 +27,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..backend import array_module_of
+from ..checks import as_bool, as_number, describe
 from ..creation import full, zeros
 from ..dtypes import float16, float32
 from ..ops import _foreach_mul_, stack
@@ -107,16 +108,9 @@ class GradScaler:
         growth_interval: int = 2000,
         enabled: bool = True,
     ) -> None:
-        if growth_factor <= 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1.0, got {growth_factor}")
-        if not 0.0 < backoff_factor < 1.0:
-            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got {backoff_factor}")
-        if growth_interval < 1 or int(growth_interval) != growth_interval:
-            raise ValueError(
-                f"GradScaler: growth_interval must be a positive int, got {growth_interval}"
-            )
-        self._device = str(getattr(device, "type", device))
-        self._enabled = bool(enabled)
+        _check_factors("GradScaler", init_scale, growth_factor, backoff_factor, growth_interval)
+        self._device = _check_device(device)
+        self._enabled = as_bool(enabled, "GradScaler", "enabled")
         self._init_scale = float(init_scale)
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
@@ -135,10 +129,13 @@ class GradScaler:
             if self._scale is None:
                 self._lazy_init(outputs.device)
             return outputs * self._scale.to(device=outputs.device)
-        if isinstance(outputs, Iterable) and not isinstance(outputs, str):
+        if isinstance(outputs, Iterable) and not isinstance(outputs, (str, dict)):
             scaled = [self.scale(o) for o in outputs]
             return type(outputs)(scaled) if isinstance(outputs, (list, tuple)) else scaled
-        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        raise ValueError(
+            f"GradScaler.scale: outputs must be a Tensor or an iterable of Tensors, but got "
+            f"{describe(outputs)}"
+        )
 
     def _lazy_init(self, device: Any) -> None:
         self._scale = full((), self._init_scale, dtype=float32, device=device)
@@ -152,7 +149,12 @@ class GradScaler:
             )
         return self._scale
 
-    def _state(self, optimizer: Any) -> dict:
+    def _state(self, optimizer: Any, funcname: str = "step") -> dict:
+        if not isinstance(getattr(optimizer, "param_groups", None), list):
+            raise TypeError(
+                f"GradScaler.{funcname}: expected an optimizer (with param_groups), but got "
+                f"{describe(optimizer)}"
+            )
         return self._per_optimizer_states.setdefault(id(optimizer), _fresh_state())
 
     # --- unscaling the gradients ---------------------------------------------------------
@@ -162,7 +164,7 @@ class GradScaler:
         if not self._enabled:
             return
         scale = self._check_scale("unscale_")
-        state = self._state(optimizer)
+        state = self._state(optimizer, "unscale_")
         if state["stage"] is OptState.UNSCALED:
             raise RuntimeError(
                 "unscale_() has already been called on this optimizer since the last update()."
@@ -177,7 +179,11 @@ class GradScaler:
                 if p.grad is None:
                     continue
                 if p.grad.dtype is float16:
-                    raise ValueError("Attempting to unscale FP16 gradients.")
+                    raise ValueError(
+                        "GradScaler.unscale_: attempting to unscale FP16 gradients (a float16 "
+                        f"gradient of shape {tuple(p.grad.shape)}); keep the parameters in "
+                        "float32 and let autocast cast"
+                    )
                 by_device.setdefault(str(p.grad.device), []).append(p.grad)
         with no_grad():
             found = {
@@ -194,15 +200,20 @@ class GradScaler:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
-            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+            raise RuntimeError(
+                "GradScaler.step: closure use is not currently supported if GradScaler is enabled."
+            )
         self._check_scale("step")
-        state = self._state(optimizer)
+        state = self._state(optimizer, "step")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if not state["found_inf_per_device"]:
-            raise RuntimeError("No inf checks were recorded for this optimizer.")
+            raise RuntimeError(
+                "GradScaler.step: no inf checks were recorded for this optimizer (none of its "
+                "parameters has a gradient)."
+            )
         retval = None
         if not sum(v.item() for v in state["found_inf_per_device"].values()):
             retval = optimizer.step(*args, **kwargs)
@@ -220,10 +231,11 @@ class GradScaler:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1 or new_scale.requires_grad:
                     raise ValueError(
-                        "new_scale should be a float or a 1-element Tensor with "
-                        f"requires_grad=False, got shape {new_scale.shape}"
+                        "GradScaler.update: new_scale should be a float or a 1-element Tensor "
+                        f"with requires_grad=False, got shape {tuple(new_scale.shape)}"
                     )
                 new_scale = new_scale.item()
+            new_scale = as_number(new_scale, "GradScaler.update", "new_scale", low=0, low_open=True)
             value = float(np.float32(new_scale))
         else:
             found_infs = [
@@ -232,7 +244,10 @@ class GradScaler:
                 for f in state["found_inf_per_device"].values()
             ]
             if not found_infs:
-                raise RuntimeError("No inf checks were recorded prior to update.")
+                raise RuntimeError(
+                    "GradScaler.update: no inf checks were recorded prior to update() (call "
+                    "step(optimizer) first)."
+                )
             found = sum(f.item() for f in found_infs) > 0
             value, self._growth_tracker = update_scale(
                 scale.item(),
@@ -257,19 +272,41 @@ class GradScaler:
         return self._growth_factor
 
     def set_growth_factor(self, new_factor: float) -> None:
-        self._growth_factor = float(new_factor)
+        self._growth_factor = float(
+            as_number(
+                new_factor, "GradScaler.set_growth_factor", "growth_factor", low=1.0, low_open=True
+            )
+        )
 
     def get_backoff_factor(self) -> float:
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor: float) -> None:
-        self._backoff_factor = float(new_factor)
+        self._backoff_factor = float(
+            as_number(
+                new_factor,
+                "GradScaler.set_backoff_factor",
+                "backoff_factor",
+                low=0.0,
+                high=1.0,
+                low_open=True,
+                high_open=True,
+            )
+        )
 
     def get_growth_interval(self) -> int:
         return self._growth_interval
 
     def set_growth_interval(self, new_interval: int) -> None:
-        self._growth_interval = int(new_interval)
+        self._growth_interval = int(
+            as_number(
+                new_interval,
+                "GradScaler.set_growth_interval",
+                "growth_interval",
+                low=1,
+                integer=True,
+            )
+        )
 
     def _get_growth_tracker(self) -> int:
         return self._init_growth_tracker if self._scale is None else self._growth_tracker
@@ -290,20 +327,59 @@ class GradScaler:
         }
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restore ``state_dict()``'s numbers; checked whole before anything changes."""
         if not self._enabled:
             return
+        op = "GradScaler.load_state_dict"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{op}: expected a dict, but got {describe(state_dict)}")
         if len(state_dict) == 0:
             raise RuntimeError(
-                "The source state dict is empty, possibly because it was saved from a "
+                f"{op}: the source state dict is empty, possibly because it was saved from a "
                 "disabled instance of GradScaler."
             )
-        self._init_scale = float(state_dict["scale"])
+        missing = [k for k in _STATE_KEYS if k not in state_dict]
+        if missing:
+            raise KeyError(f"{op}: the state dict lacks {missing}")
+        scale = state_dict["scale"]
+        _check_factors(
+            op,
+            scale,
+            state_dict["growth_factor"],
+            state_dict["backoff_factor"],
+            state_dict["growth_interval"],
+        )
+        tracker = as_number(
+            state_dict["_growth_tracker"], op, "_growth_tracker", low=0, integer=True
+        )
+        self._init_scale = float(scale)
         if self._scale is not None:
             with no_grad():
                 self._scale.fill_(self._init_scale)
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
-        self._init_growth_tracker = int(state_dict["_growth_tracker"])
+        self._init_growth_tracker = int(tracker)
         if self._scale is not None:
             self._growth_tracker = self._init_growth_tracker
+
+
+_STATE_KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
+
+
+def _check_factors(op: str, scale: Any, growth: Any, backoff: Any, interval: Any) -> None:
+    """GradScaler's hyper-parameters: a positive finite scale, growth > 1, backoff in
+    (0, 1), a positive int interval."""
+    as_number(scale, op, "init_scale" if op == "GradScaler" else "scale", low=0, low_open=True)
+    as_number(growth, op, "growth_factor", low=1.0, low_open=True)
+    as_number(backoff, op, "backoff_factor", low=0.0, high=1.0, low_open=True, high_open=True)
+    as_number(interval, op, "growth_interval", low=1, integer=True)
+
+
+def _check_device(device: Any) -> str:
+    name = str(getattr(device, "type", device))
+    if not isinstance(device, str) and not hasattr(device, "type"):
+        raise TypeError(f"GradScaler: device must be a str or a device, but got {describe(device)}")
+    if name.split(":")[0] not in ("cpu", "cuda"):
+        raise ValueError(f"GradScaler: device must be 'cpu' or 'cuda', but got {device!r}")
+    return name.split(":")[0]

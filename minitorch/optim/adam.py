@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
+from ..checks import as_bool, as_number, describe
 from ..creation import zeros_like
 from ..ops import (
     _foreach_add,
@@ -19,7 +20,7 @@ from ..ops import (
     _foreach_neg,
     _foreach_sqrt,
 )
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_common
 
 
 class Adam(Optimizer):
@@ -43,17 +44,28 @@ class Adam(Optimizer):
         amsgrad: bool = False,
         maximize: bool = False,
     ):
-        if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
-            raise ValueError(f"{type(self).__name__}: invalid lr={lr}, eps={eps} or betas={betas}")
         defaults = dict(
             lr=lr,
-            betas=tuple(betas),
+            betas=tuple(betas) if isinstance(betas, (list, tuple)) else betas,
             eps=eps,
             weight_decay=weight_decay,
             amsgrad=amsgrad,
             maximize=maximize,
         )
         super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        op = type(self).__name__
+        check_common(op, group)
+        as_number(group["eps"], op, "eps", low=0)
+        as_bool(group["amsgrad"], op, "amsgrad")
+        betas = group["betas"]
+        if not isinstance(betas, (list, tuple)) or len(betas) != 2:
+            raise ValueError(
+                f"{op}: betas must be a pair (beta1, beta2), but got {describe(betas)}"
+            )
+        for i, beta in enumerate(betas):
+            as_number(beta, op, f"beta{i + 1} (betas[{i}])", low=0.0, high=1.0, high_open=True)
 
     @no_grad()
     def step(self) -> None:

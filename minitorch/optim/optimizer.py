@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
+from ..checks import as_bool, as_number, describe
 from ..ops import _foreach_zero_
 from ..tensor import Tensor
 
@@ -22,25 +23,72 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
+        name = type(self).__name__
+        if isinstance(params, (Tensor, dict, str)) or not isinstance(params, Iterable):
+            raise TypeError(
+                f"{name}: params must be an iterable of Tensors or of dicts (parameter groups), "
+                f"but got {describe(params)}"
+            )
         params = list(params)
         if not params:
-            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+            raise ValueError(f"{name} got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         for group in groups:
             self.add_param_group(group)
 
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Check one group's hyper-parameters (each optimizer says which values are valid)."""
+
     def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group of parameters (and hyper-parameters that override the defaults);
+        checked whole before the optimizer changes."""
+        name = type(self).__name__
+        if not isinstance(group, dict):
+            raise TypeError(
+                f"{name}.add_param_group: param_group must be a dict, but got {describe(group)}"
+            )
+        if "params" not in group:
+            raise ValueError(
+                f"{name}.add_param_group: the parameter group has no 'params' key "
+                f"(keys: {sorted(group)})"
+            )
         params = group["params"]
+        if isinstance(params, (set, dict, str)) or not isinstance(params, (Tensor, Iterable)):
+            raise TypeError(
+                f"{name}: a group's params must be a Tensor or an ordered sequence of Tensors, "
+                f"but got {describe(params)}"
+            )
         params = [params] if isinstance(params, Tensor) else list(params)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
-        for p in params:
+        mine: set[int] = set()
+        for i, p in enumerate(params):
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__} can only optimize Tensors, got {type(p)}")
+                raise TypeError(
+                    f"{name} can only optimize Tensors, but parameter {i} is {describe(p)}"
+                )
             if not p.is_leaf:
-                raise ValueError(f"{type(self).__name__}: can't optimize a non-leaf Tensor")
+                raise ValueError(
+                    f"{name}: can't optimize a non-leaf Tensor (parameter {i}, shape "
+                    f"{tuple(p.shape)}, made by {p.grad_fn.name()})"
+                )
+            if not p.dtype.is_floating_point:
+                raise ValueError(
+                    f"{name}: parameter {i} has dtype {p.dtype}; only floating "
+                    "point tensors can be optimized"
+                )
+            if id(p) in mine:
+                raise ValueError(
+                    f"{name}: parameter {i} (shape {tuple(p.shape)}) appears more than once in "
+                    "the parameter group (duplicate parameters would be updated twice)"
+                )
             if id(p) in seen:
-                raise ValueError("some parameters appear in more than one parameter group")
+                raise ValueError(
+                    f"{name}.add_param_group: some parameters appear in more than one parameter "
+                    f"group (parameter {i}, shape {tuple(p.shape)}, is already in a group)"
+                )
+            mine.add(id(p))
         full = {**self.defaults, **group, "params": params}
+        self._check_group(full)
         self.param_groups.append(full)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -70,25 +118,63 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        groups = state_dict["param_groups"]
+        """Restore ``state_dict()``: checked whole (groups, sizes, indices, shapes of the
+        per-parameter state) before anything changes."""
+        op = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{op}: expected a dict, but got {describe(state_dict)}")
+        missing = [k for k in ("state", "param_groups") if k not in state_dict]
+        if missing:
+            raise ValueError(f"{op}: the state dict lacks {missing} (keys: {sorted(state_dict)})")
+        groups, saved = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(groups, (list, tuple)) or not isinstance(saved, dict):
+            raise TypeError(
+                f"{op}: param_groups must be a list and state a dict, but got "
+                f"{type(groups).__name__} and {type(saved).__name__}"
+            )
         if len(groups) != len(self.param_groups):
             raise ValueError(
-                f"loaded state dict has {len(groups)} parameter groups, this optimizer has "
-                f"{len(self.param_groups)}"
+                f"{op}: loaded state dict has {len(groups)} parameter groups, this optimizer "
+                f"has {len(self.param_groups)}"
             )
         for mine, theirs in zip(self.param_groups, groups, strict=True):
+            if not isinstance(theirs, dict) or "params" not in theirs:
+                raise ValueError(
+                    f"{op}: each parameter group must be a dict with 'params', "
+                    f"but got {describe(theirs)}"
+                )
             if len(mine["params"]) != len(theirs["params"]):
                 raise ValueError(
-                    "loaded state dict contains a parameter group that doesn't match the size "
-                    f"of optimizer's group ({len(theirs['params'])} vs {len(mine['params'])})"
+                    f"{op}: loaded state dict contains a parameter group that doesn't match "
+                    f"the size of optimizer's group ({len(theirs['params'])} vs "
+                    f"{len(mine['params'])})"
                 )
+            self._check_group({**mine, **{k: v for k, v in theirs.items() if k != "params"}})
         params = self._all_params()
-        self.state = {}
-        for key, value in state_dict["state"].items():
+        state = {}
+        for key, value in saved.items():
+            if isinstance(key, bool) or not isinstance(key, (int, str)) or not str(key).isdigit():
+                raise ValueError(f"{op}: state key {key!r} is not a parameter index")
+            if not 0 <= int(key) < len(params):
+                raise ValueError(
+                    f"{op}: state for parameter {key} but the optimizer has {len(params)} "
+                    "parameters"
+                )
+            if not isinstance(value, dict):
+                raise TypeError(
+                    f"{op}: state of parameter {key} must be a dict, but got {describe(value)}"
+                )
             p = params[int(key)]
-            self.state[p] = {
+            for k, v in value.items():
+                if isinstance(v, Tensor) and v.ndim and tuple(v.shape) != tuple(p.shape):
+                    raise ValueError(
+                        f"{op}: state {k!r} of parameter {key} has shape {tuple(v.shape)}, but "
+                        f"the parameter has shape {tuple(p.shape)}"
+                    )
+            state[p] = {
                 k: v.to(device=p.device) if isinstance(v, Tensor) else v for k, v in value.items()
             }
+        self.state = state
         for mine, theirs in zip(self.param_groups, groups, strict=True):
             mine.update({k: v for k, v in theirs.items() if k != "params"})
 
@@ -102,3 +188,10 @@ class Optimizer:
             for key in sorted(k for k in group if k != "params"):
                 lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
+
+
+def check_common(op: str, group: dict[str, Any]) -> None:
+    """The hyper-parameters SGD and Adam share: lr, weight_decay, maximize."""
+    as_number(group["lr"], op, "lr", low=0)
+    as_number(group["weight_decay"], op, "weight_decay", low=0)
+    as_bool(group["maximize"], op, "maximize")

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
+from ..checks import as_bool, as_number
 from ..ops import _foreach_add, _foreach_add_, _foreach_clone, _foreach_mul_, _foreach_neg
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_common
 
 
 class SGD(Optimizer):
@@ -27,10 +28,6 @@ class SGD(Optimizer):
         nesterov: bool = False,
         maximize: bool = False,
     ):
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: invalid lr={lr}, momentum={momentum} or weight_decay")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(
             lr=lr,
             momentum=momentum,
@@ -40,6 +37,16 @@ class SGD(Optimizer):
             maximize=maximize,
         )
         super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        check_common("SGD", group)
+        momentum = as_number(group["momentum"], "SGD", "momentum", low=0)
+        dampening = as_number(group["dampening"], "SGD", "dampening")
+        if as_bool(group["nesterov"], "SGD", "nesterov") and (momentum <= 0 or dampening != 0):
+            raise ValueError(
+                f"SGD: Nesterov momentum requires a momentum and zero dampening, but got "
+                f"momentum={momentum}, dampening={dampening}"
+            )
 
     @no_grad()
     def step(self) -> None:
