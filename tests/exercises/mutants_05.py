@@ -2,7 +2,8 @@
 
 ``MUTANTS[exercise_id] = (function whose solution region is replaced, {name: body})``;
 each body replaces that function's region (dedented, then put at the region's
-indentation). ``test_05_jit_mutants.py`` checks that every one loses points.
+indentation). ``test_05_jit_mutants.py`` checks that every one loses points, and that
+every legitimate alternative in ``CORRECT`` (same form) keeps full marks.
 """
 
 RECORD = {
@@ -41,6 +42,66 @@ RECORD = {
     "delegates_to_the_tracer": """
         from minitorch.jit.tracer import Tracer
         Tracer.on_apply(tracer, cls, args, kwargs, out)
+    """,
+    "no_recursion_into_tuples": """
+        def m(a):
+            return tracer.value_of(a) if isinstance(a, Tensor) else a
+
+        vargs = tuple(m(a) for a in args)
+        vkwargs = {k: m(v) for k, v in kwargs.items()}
+        outs = out if isinstance(out, tuple) else (out,)
+        values = [tracer.graph.new_value(o) for o in outs]
+        tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+        for o, v in zip(outs, values):
+            tracer.bind(o, v)
+    """,
+    "tuples_become_lists": """
+        def m(a):
+            if isinstance(a, Tensor):
+                return tracer.value_of(a)
+            if isinstance(a, (tuple, list)):
+                return [m(x) for x in a]
+            return a
+
+        vargs = tuple(m(a) for a in args)
+        vkwargs = {k: m(v) for k, v in kwargs.items()}
+        outs = out if isinstance(out, tuple) else (out,)
+        values = [tracer.graph.new_value(o) for o in outs]
+        tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+        for o, v in zip(outs, values):
+            tracer.bind(o, v)
+    """,
+    "one_value_for_every_output": """
+        vargs = tuple(replace_tensors(tracer, a) for a in args)
+        vkwargs = {k: replace_tensors(tracer, v) for k, v in kwargs.items()}
+        outs = out if isinstance(out, tuple) else (out,)
+        value = tracer.graph.new_value(outs[0])
+        values = [value] * len(outs)
+        tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+        for o in outs:
+            tracer.bind(o, value)
+    """,
+    "kwargs_tensors_not_mapped": """
+        vargs = tuple(replace_tensors(tracer, a) for a in args)
+        outs = out if isinstance(out, tuple) else (out,)
+        values = [tracer.graph.new_value(o) for o in outs]
+        tracer.graph.create(op_name(cls), vargs, dict(kwargs), values, target=cls)
+        for o, v in zip(outs, values):
+            tracer.bind(o, v)
+    """,
+    "lowercased_class_name": """
+        vargs = tuple(replace_tensors(tracer, a) for a in args)
+        vkwargs = {k: replace_tensors(tracer, v) for k, v in kwargs.items()}
+        outs = out if isinstance(out, tuple) else (out,)
+        values = [tracer.graph.new_value(o) for o in outs]
+        tracer.graph.create(cls.__name__.lower(), vargs, vkwargs, values, target=cls)
+        for o, v in zip(outs, values):
+            tracer.bind(o, v)
+    """,
+    "delegates_to_record_function": """
+        from minitorch.jit import tracer as tracer_module
+
+        tracer_module.Tracer.on_apply(tracer, cls, args, kwargs, out)
     """,
 }
 
@@ -97,6 +158,85 @@ RUN_NODES = {
         out = jit.run_graph(graph, inputs, attrs)
         return list(out) if isinstance(out, tuple) else [out]
     """,
+    "constant_holds_the_args_tuple": """
+        env = dict(zip(graph.inputs, inputs))
+        for node in graph.nodes:
+            if node.op == "constant":
+                result = node.args
+            elif node.op == "get_attr":
+                result = attrs[node.args[0]]
+            else:
+                args = [env[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {k: env[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+                result = node.target.apply(*args, **kwargs)
+            if len(node.outputs) == 1:
+                env[node.outputs[0]] = result
+            else:
+                env.update(zip(node.outputs, result))
+        return [env[v] for v in graph.outputs]
+    """,
+    "kwargs_dropped": """
+        env = dict(zip(graph.inputs, inputs))
+        for node in graph.nodes:
+            if node.op == "constant":
+                result = node.args[0]
+            elif node.op == "get_attr":
+                result = attrs[node.args[0]]
+            else:
+                args = [env[a] if isinstance(a, Value) else a for a in node.args]
+                result = node.target.apply(*args)
+            if len(node.outputs) == 1:
+                env[node.outputs[0]] = result
+            else:
+                env.update(zip(node.outputs, result))
+        return [env[v] for v in graph.outputs]
+    """,
+    "last_nodes_as_outputs": """
+        env = dict(zip(graph.inputs, inputs))
+        results = []
+        for node in graph.nodes:
+            if node.op == "constant":
+                result = node.args[0]
+            elif node.op == "get_attr":
+                result = attrs[node.args[0]]
+            else:
+                args = [env[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {k: env[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+                result = node.target.apply(*args, **kwargs)
+            if len(node.outputs) == 1:
+                env[node.outputs[0]] = result
+                results.append(result)
+            else:
+                env.update(zip(node.outputs, result))
+                results.extend(result)
+        return results[-len(graph.outputs):]
+    """,
+    "raw_arrays_via_forward": """
+        env = dict(zip(graph.inputs, inputs))
+        for node in graph.nodes:
+            if node.op == "constant":
+                result = node.args[0]
+            elif node.op == "get_attr":
+                result = attrs[node.args[0]]
+            else:
+                args = [env[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {k: env[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+                with no_grad():
+                    result = node.target.apply(*args, **kwargs)
+            if len(node.outputs) == 1:
+                env[node.outputs[0]] = result
+            else:
+                env.update(zip(node.outputs, result))
+        return [env[v] for v in graph.outputs]
+    """,
+    "delegates_to_run_node": """
+        from minitorch.jit import interpreter
+
+        env = dict(zip(graph.inputs, inputs))
+        for node in graph.nodes:
+            interpreter.run_node(node, env, attrs)
+        return [env[v] for v in graph.outputs]
+    """,
 }
 
 DCE = {
@@ -133,6 +273,58 @@ DCE = {
     """,
     "delegates_to_the_pass": """
         return jit.eliminate_dead_code(graph)
+    """,
+    "keeps_writes_not_their_inputs": """
+        g = graph.copy()
+        needed = set(g.outputs)
+        kept = []
+        for node in reversed(g.nodes):
+            if any(v in needed for v in node.outputs):
+                kept.append(node)
+                needed.update(node.inputs)
+            elif not is_pure(node):
+                kept.append(node)
+        g.nodes = kept[::-1]
+        return g
+    """,
+    "forgets_to_reverse": """
+        g = graph.copy()
+        needed = set(g.outputs)
+        kept = []
+        for node in reversed(g.nodes):
+            if is_pure(node) and not any(v in needed for v in node.outputs):
+                continue
+            kept.append(node)
+            needed.update(node.inputs)
+        g.nodes = kept
+        return g
+    """,
+    "only_direct_users": """
+        g = graph.copy()
+        used = set(g.outputs)
+        for node in g.nodes:
+            used.update(node.inputs)
+        g.nodes = [n for n in g.nodes if not is_pure(n) or any(v in used for v in n.outputs)]
+        return g
+    """,
+    "needs_every_output": """
+        g = graph.copy()
+        needed = set(g.outputs)
+        kept = []
+        for node in reversed(g.nodes):
+            if is_pure(node) and not all(v in needed for v in node.outputs):
+                continue
+            kept.append(node)
+            needed.update(node.inputs)
+        g.nodes = kept[::-1]
+        return g
+    """,
+    "delegates_to_the_block_pass": """
+        from minitorch.jit import passes
+
+        g = graph.copy()
+        passes._dce_block(g, set(g.outputs))
+        return g
     """,
 }
 
@@ -180,6 +372,107 @@ FOLD = {
     """,
     "delegates_to_the_pass": """
         return jit.fold_constants(graph)
+    """,
+    "folds_impure_nodes": """
+        g = graph.copy()
+        known = {}
+        new_nodes = []
+        for node in g.nodes:
+            if node.op == "constant":
+                known[node.outputs[0]] = node.args[0]
+                new_nodes.append(node)
+                continue
+            foldable = (
+                node.op != "get_attr"
+                and node.inputs
+                and all(v in known for v in node.inputs)
+                and not any(isinstance(known[v], Tensor) and known[v].requires_grad
+                            for v in node.inputs)
+            )
+            if foldable:
+                args = [known[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {
+                    k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()
+                }
+                with no_grad():
+                    value = node.target.apply(*args, **kwargs)
+                (out,) = node.outputs
+                known[out] = value
+                new_nodes.append(Node("constant", (value,), outputs=[out]))
+            else:
+                new_nodes.append(node)
+        g.nodes = new_nodes
+        return g
+    """,
+    "checks_grad_only_on_the_first_input": """
+        g = graph.copy()
+        known = {}
+        new_nodes = []
+        for node in g.nodes:
+            if node.op == "constant":
+                known[node.outputs[0]] = node.args[0]
+                new_nodes.append(node)
+                continue
+            foldable = (
+                node.op != "get_attr"
+                and is_pure(node)
+                and node.inputs
+                and all(v in known for v in node.inputs)
+                and not (isinstance(known[node.inputs[0]], Tensor)
+                         and known[node.inputs[0]].requires_grad)
+            )
+            if foldable:
+                args = [known[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {
+                    k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()
+                }
+                with no_grad():
+                    value = node.target.apply(*args, **kwargs)
+                (out,) = node.outputs
+                known[out] = value
+                new_nodes.append(Node("constant", (value,), outputs=[out]))
+            else:
+                new_nodes.append(node)
+        g.nodes = new_nodes
+        return g
+    """,
+    "changes_its_input": """
+        known = {}
+        new_nodes = []
+        for node in graph.nodes:
+            if node.op == "constant":
+                known[node.outputs[0]] = node.args[0]
+                new_nodes.append(node)
+                continue
+            foldable = (
+                node.op != "get_attr"
+                and is_pure(node)
+                and node.inputs
+                and all(v in known for v in node.inputs)
+                and not any(isinstance(known[v], Tensor) and known[v].requires_grad
+                            for v in node.inputs)
+            )
+            if foldable:
+                args = [known[a] if isinstance(a, Value) else a for a in node.args]
+                kwargs = {
+                    k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()
+                }
+                with no_grad():
+                    value = node.target.apply(*args, **kwargs)
+                (out,) = node.outputs
+                known[out] = value
+                new_nodes.append(Node("constant", (value,), outputs=[out]))
+            else:
+                new_nodes.append(node)
+        graph.nodes = new_nodes
+        return graph
+    """,
+    "delegates_to_the_block_pass": """
+        from minitorch.jit import passes
+
+        g = graph.copy()
+        passes._fold_block(g, {}, set())
+        return g
     """,
 }
 
@@ -240,6 +533,90 @@ CSE = {
     """,
     "delegates_to_the_pass": """
         return jit.eliminate_common_subexpressions(graph)
+    """,
+    "merges_impure_nodes": """
+        g = graph.copy()
+        seen, replaced, kept = {}, {}, []
+        for node in g.nodes:
+            for v in node.inputs:
+                if v in replaced:
+                    node.replace_input(v, replaced[v])
+            if node.op != "constant":
+                key = node_key(node)
+                if key in seen:
+                    for old, new in zip(node.outputs, seen[key].outputs):
+                        replaced[old] = new
+                    continue
+                seen[key] = node
+            kept.append(node)
+        g.nodes = kept
+        g.outputs = [replaced.get(v, v) for v in g.outputs]
+        return g
+    """,
+    "key_ignores_kwargs": """
+        g = graph.copy()
+        seen, replaced, kept = {}, {}, []
+        for node in g.nodes:
+            for v in node.inputs:
+                if v in replaced:
+                    node.replace_input(v, replaced[v])
+            if is_pure(node) and node.op != "constant":
+                key = (node.op, node.target,
+                       tuple(("v", id(a)) if isinstance(a, Value) else (type(a).__name__, repr(a))
+                             for a in node.args))
+                if key in seen:
+                    for old, new in zip(node.outputs, seen[key].outputs):
+                        replaced[old] = new
+                    continue
+                seen[key] = node
+            kept.append(node)
+        g.nodes = kept
+        g.outputs = [replaced.get(v, v) for v in g.outputs]
+        return g
+    """,
+    "looks_up_before_rewriting": """
+        g = graph.copy()
+        seen, replaced, kept = {}, {}, []
+        for node in g.nodes:
+            if is_pure(node) and node.op != "constant":
+                key = node_key(node)
+                if key in seen:
+                    for old, new in zip(node.outputs, seen[key].outputs):
+                        replaced[old] = new
+                    continue
+                seen[key] = node
+            for v in node.inputs:
+                if v in replaced:
+                    node.replace_input(v, replaced[v])
+            kept.append(node)
+        g.nodes = kept
+        g.outputs = [replaced.get(v, v) for v in g.outputs]
+        return g
+    """,
+    "first_output_only": """
+        g = graph.copy()
+        seen, replaced, kept = {}, {}, []
+        for node in g.nodes:
+            for v in node.inputs:
+                if v in replaced:
+                    node.replace_input(v, replaced[v])
+            if is_pure(node) and node.op != "constant":
+                key = node_key(node)
+                if key in seen:
+                    replaced[node.outputs[0]] = seen[key].outputs[0]
+                    continue
+                seen[key] = node
+            kept.append(node)
+        g.nodes = kept
+        g.outputs = [replaced.get(v, v) for v in g.outputs]
+        return g
+    """,
+    "delegates_to_the_block_pass": """
+        from minitorch.jit import passes
+
+        g = graph.copy()
+        passes._cse_block(g, {}, {}, set())
+        return g
     """,
 }
 
@@ -322,6 +699,147 @@ GROUPS = {
     "delegates_to_the_pass": """
         return jit.group_elementwise(graph)
     """,
+    "joins_the_last_producer": """
+        group_of, depends, groups = {}, {}, []
+        for node in graph.nodes:
+            deps = set()
+            for v in node.inputs:
+                deps |= depends.get(v, set())
+            chosen = None
+            if fusible(node):
+                shape = node.outputs[0].shape
+                for v in reversed(node.inputs):
+                    g = group_of.get(v)
+                    if g is None or groups[g][0].outputs[0].shape != shape:
+                        continue
+                    others = [u for u in node.inputs if group_of.get(u) != g]
+                    if not any(g in depends.get(u, set()) for u in others):
+                        chosen = g
+                        break
+                if chosen is None:
+                    chosen = len(groups)
+                    groups.append([])
+                groups[chosen].append(node)
+            for v in node.outputs:
+                if chosen is not None:
+                    group_of[v] = chosen
+                    depends[v] = deps | {chosen}
+                else:
+                    depends[v] = deps
+        return [g for g in groups if len(g) >= 2]
+    """,
+    "direct_dependencies_only": """
+        group_of, groups = {}, []
+        for node in graph.nodes:
+            chosen = None
+            if fusible(node):
+                shape = node.outputs[0].shape
+                for v in node.inputs:
+                    g = group_of.get(v)
+                    if g is None or groups[g][0].outputs[0].shape != shape:
+                        continue
+                    chosen = g
+                    break
+                if chosen is None:
+                    chosen = len(groups)
+                    groups.append([])
+                groups[chosen].append(node)
+            for v in node.outputs:
+                if chosen is not None:
+                    group_of[v] = chosen
+        return [g for g in groups if len(g) >= 2]
+    """,
+    "own_group_not_in_dependencies": """
+        group_of, depends, groups = {}, {}, []
+        for node in graph.nodes:
+            deps = set()
+            for v in node.inputs:
+                deps |= depends.get(v, set())
+            chosen = None
+            if fusible(node):
+                shape = node.outputs[0].shape
+                for v in node.inputs:
+                    g = group_of.get(v)
+                    if g is None or groups[g][0].outputs[0].shape != shape:
+                        continue
+                    others = [u for u in node.inputs if group_of.get(u) != g]
+                    if not any(g in depends.get(u, set()) for u in others):
+                        chosen = g
+                        break
+                if chosen is None:
+                    chosen = len(groups)
+                    groups.append([])
+                groups[chosen].append(node)
+            for v in node.outputs:
+                if chosen is not None:
+                    group_of[v] = chosen
+                depends[v] = deps
+        return [g for g in groups if len(g) >= 2]
+    """,
+    "non_fusible_nodes_join": """
+        group_of, depends, groups = {}, {}, []
+        for node in graph.nodes:
+            deps = set()
+            for v in node.inputs:
+                deps |= depends.get(v, set())
+            chosen = None
+            if node.outputs and node.outputs[0].shape is not None:
+                shape = node.outputs[0].shape
+                for v in node.inputs:
+                    g = group_of.get(v)
+                    if g is None or groups[g][0].outputs[0].shape != shape:
+                        continue
+                    others = [u for u in node.inputs if group_of.get(u) != g]
+                    if not any(g in depends.get(u, set()) for u in others):
+                        chosen = g
+                        break
+                if chosen is None and fusible(node):
+                    chosen = len(groups)
+                    groups.append([])
+                if chosen is not None:
+                    groups[chosen].append(node)
+            for v in node.outputs:
+                if chosen is not None:
+                    group_of[v] = chosen
+                    depends[v] = deps | {chosen}
+                else:
+                    depends[v] = deps
+        return [g for g in groups if len(g) >= 2]
+    """,
+    "sorted_by_size": """
+        group_of, depends, groups = {}, {}, []
+        for node in graph.nodes:
+            deps = set()
+            for v in node.inputs:
+                deps |= depends.get(v, set())
+            chosen = None
+            if fusible(node):
+                shape = node.outputs[0].shape
+                for v in node.inputs:
+                    g = group_of.get(v)
+                    if g is None or groups[g][0].outputs[0].shape != shape:
+                        continue
+                    others = [u for u in node.inputs if group_of.get(u) != g]
+                    if not any(g in depends.get(u, set()) for u in others):
+                        chosen = g
+                        break
+                if chosen is None:
+                    chosen = len(groups)
+                    groups.append([])
+                groups[chosen].append(node)
+            for v in node.outputs:
+                if chosen is not None:
+                    group_of[v] = chosen
+                    depends[v] = deps | {chosen}
+                else:
+                    depends[v] = deps
+        return sorted((g for g in groups if len(g) >= 2), key=len, reverse=True)
+    """,
+    "delegates_to_fuse": """
+        from minitorch.jit import fusion
+
+        return fusion.group_elementwise(graph)
+    """,
 }
 
 GUARDS = {
@@ -395,6 +913,144 @@ GUARDS = {
                 return problem
         return None
     """,
+    "dtype_before_shape": """
+        if grad_enabled != spec["grad_enabled"]:
+            return "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if type(a) is not type(guard["value"]) or a != guard["value"]:
+                    return f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                return f"'{name}' is not a tensor"
+            if a.dtype.name != guard["dtype"]:
+                return f"tensor '{name}' dtype mismatch"
+            shape = tuple(guard["shape"])
+            if a.ndim != len(shape):
+                return f"tensor '{name}' ndim mismatch"
+            for i, (e, got) in enumerate(zip(shape, a.shape)):
+                if e != got:
+                    return f"tensor '{name}' size mismatch at index {i}"
+            if a.requires_grad != guard["requires_grad"]:
+                return f"tensor '{name}' requires_grad mismatch"
+        return None
+    """,
+    "isinstance_for_values": """
+        if grad_enabled != spec["grad_enabled"]:
+            return "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if not isinstance(a, type(guard["value"])) or a != guard["value"]:
+                    return f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                return f"'{name}' is not a tensor"
+            shape = tuple(guard["shape"])
+            if a.ndim != len(shape):
+                return f"tensor '{name}' ndim mismatch"
+            for i, (e, got) in enumerate(zip(shape, a.shape)):
+                if e != got:
+                    return f"tensor '{name}' size mismatch at index {i}"
+            if a.dtype.name != guard["dtype"]:
+                return f"tensor '{name}' dtype mismatch"
+            if a.requires_grad != guard["requires_grad"]:
+                return f"tensor '{name}' requires_grad mismatch"
+        return None
+    """,
+    "size_index_from_one": """
+        if grad_enabled != spec["grad_enabled"]:
+            return "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if type(a) is not type(guard["value"]) or a != guard["value"]:
+                    return f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                return f"'{name}' is not a tensor"
+            shape = tuple(guard["shape"])
+            if a.ndim != len(shape):
+                return f"tensor '{name}' ndim mismatch"
+            for i, (e, got) in enumerate(zip(shape, a.shape), start=1):
+                if e != got:
+                    return f"tensor '{name}' size mismatch at index {i}"
+            if a.dtype.name != guard["dtype"]:
+                return f"tensor '{name}' dtype mismatch"
+            if a.requires_grad != guard["requires_grad"]:
+                return f"tensor '{name}' requires_grad mismatch"
+        return None
+    """,
+    "no_ndim_check": """
+        if grad_enabled != spec["grad_enabled"]:
+            return "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if type(a) is not type(guard["value"]) or a != guard["value"]:
+                    return f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                return f"'{name}' is not a tensor"
+            for i, (e, got) in enumerate(zip(guard["shape"], a.shape)):
+                if e != got:
+                    return f"tensor '{name}' size mismatch at index {i}"
+            if a.dtype.name != guard["dtype"]:
+                return f"tensor '{name}' dtype mismatch"
+            if a.requires_grad != guard["requires_grad"]:
+                return f"tensor '{name}' requires_grad mismatch"
+        return None
+    """,
+    "last_failure_wins": """
+        failure = None
+        if grad_enabled != spec["grad_enabled"]:
+            failure = "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if type(a) is not type(guard["value"]) or a != guard["value"]:
+                    failure = f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                failure = f"'{name}' is not a tensor"
+                continue
+            shape = tuple(guard["shape"])
+            if a.ndim != len(shape):
+                failure = f"tensor '{name}' ndim mismatch"
+                continue
+            for i, (e, got) in enumerate(zip(shape, a.shape)):
+                if e != got:
+                    failure = f"tensor '{name}' size mismatch at index {i}"
+            if a.dtype.name != guard["dtype"]:
+                failure = f"tensor '{name}' dtype mismatch"
+            if a.requires_grad != guard["requires_grad"]:
+                failure = f"tensor '{name}' requires_grad mismatch"
+        return failure
+    """,
+    "empty_string_when_fine": """
+        if grad_enabled != spec["grad_enabled"]:
+            return "grad mode mismatch"
+        for guard, a in zip(spec["args"], args):
+            name = guard["name"]
+            if guard["kind"] == "value":
+                if type(a) is not type(guard["value"]) or a != guard["value"]:
+                    return f"value of '{name}' mismatch"
+                continue
+            if not isinstance(a, Tensor):
+                return f"'{name}' is not a tensor"
+            shape = tuple(guard["shape"])
+            if a.ndim != len(shape):
+                return f"tensor '{name}' ndim mismatch"
+            for i, (e, got) in enumerate(zip(shape, a.shape)):
+                if e != got:
+                    return f"tensor '{name}' size mismatch at index {i}"
+            if a.dtype.name != guard["dtype"]:
+                return f"tensor '{name}' dtype mismatch"
+            if a.requires_grad != guard["requires_grad"]:
+                return f"tensor '{name}' requires_grad mismatch"
+        return ""
+    """,
 }
 
 MUTANTS = {
@@ -405,4 +1061,132 @@ MUTANTS = {
     "05.5": ("eliminate_common_subexpressions", CSE),
     "05.6": ("group_elementwise", GROUPS),
     "05.7": ("first_failed_guard", GUARDS),
+}
+
+#: Legitimate answers written differently from the solution: each keeps full marks.
+CORRECT = {
+    "05.1": (
+        "record",
+        {
+            "bind_while_creating_values": """
+                def m(a):
+                    if isinstance(a, Tensor):
+                        return tracer.value_of(a)
+                    if isinstance(a, (tuple, list)):
+                        return type(a)(m(x) for x in a)
+                    return a
+
+                outs = list(out) if isinstance(out, tuple) else [out]
+                values = []
+                vargs = tuple(m(a) for a in args)
+                vkwargs = {k: m(v) for k, v in kwargs.items()}
+                for o in outs:
+                    values.append(tracer.graph.new_value(o))
+                tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+                for o, v in zip(outs, values):
+                    tracer.bind(o, v)
+            """,
+        },
+    ),
+    "05.2": (
+        "run_nodes",
+        {
+            "tuple_check_on_the_result": """
+                env = {}
+                for v, x in zip(graph.inputs, inputs):
+                    env[v] = x
+                for node in graph.nodes:
+                    if node.op == "constant":
+                        env[node.outputs[0]] = node.args[0]
+                        continue
+                    if node.op == "get_attr":
+                        env[node.outputs[0]] = attrs[node.args[0]]
+                        continue
+                    args = [env.get(a, a) if isinstance(a, Value) else a for a in node.args]
+                    kwargs = {
+                        k: (env[v] if isinstance(v, Value) else v) for k, v in node.kwargs.items()
+                    }
+                    result = node.target.apply(*args, **kwargs)
+                    if isinstance(result, tuple):
+                        for v, r in zip(node.outputs, result):
+                            env[v] = r
+                    else:
+                        env[node.outputs[0]] = result
+                return [env[v] for v in graph.outputs]
+            """,
+        },
+    ),
+    "05.3": (
+        "eliminate_dead_code",
+        {
+            "fixed_point_of_users": """
+                g = graph.copy()
+                nodes = list(g.nodes)
+                while True:
+                    used = set(g.outputs)
+                    for n in nodes:
+                        used.update(n.inputs)
+                    keep = [n for n in nodes if not is_pure(n) or any(v in used for v in n.outputs)]
+                    if len(keep) == len(nodes):
+                        break
+                    nodes = keep
+                g.nodes = nodes
+                return g
+            """,
+        },
+    ),
+    "05.5": (
+        "eliminate_common_subexpressions",
+        {
+            "builds_a_new_list_with_outputs_map": """
+                g = graph.copy()
+                seen, replaced = {}, {}
+                nodes = []
+                for node in g.nodes:
+                    for v in list(node.inputs):
+                        if v in replaced:
+                            node.replace_input(v, replaced[v])
+                    if node.op == "constant" or not is_pure(node):
+                        nodes.append(node)
+                        continue
+                    first = seen.setdefault(node_key(node), node)
+                    if first is node:
+                        nodes.append(node)
+                    else:
+                        replaced.update(zip(node.outputs, first.outputs))
+                g.nodes = nodes
+                g.outputs = [replaced[v] if v in replaced else v for v in g.outputs]
+                return g
+            """,
+        },
+    ),
+    "05.7": (
+        "first_failed_guard",
+        {
+            "shape_compared_as_a_whole_first": """
+                if grad_enabled != spec["grad_enabled"]:
+                    return f"grad mode mismatch: expected {spec['grad_enabled']}"
+                for guard, a in zip(spec["args"], args):
+                    name = guard["name"]
+                    if guard["kind"] == "value":
+                        v = guard["value"]
+                        if type(a) != type(v) or a != v:
+                            return f"value of '{name}' mismatch. expected {v!r}, actual {a!r}"
+                    elif not isinstance(a, Tensor):
+                        return f"argument '{name}' is not a tensor (got {type(a).__name__})"
+                    else:
+                        want = tuple(guard["shape"])
+                        if len(want) != a.ndim:
+                            return f"tensor '{name}' ndim mismatch: {len(want)} vs {a.ndim}"
+                        if tuple(a.shape) != want:
+                            i = next(i for i, (e, s) in enumerate(zip(want, a.shape)) if e != s)
+                            return f"tensor '{name}' size mismatch at index {i}"
+                        if a.dtype.name != guard["dtype"]:
+                            return f"tensor '{name}' dtype mismatch"
+                        if bool(a.requires_grad) != bool(guard["requires_grad"]):
+                            return f"tensor '{name}' requires_grad mismatch"
+                return None
+            """,
+        },
+    ),
 }

@@ -14,11 +14,12 @@ import numpy as np
 
 import minitorch as mt
 from minitorch import jit, nn
-from minitorch.function import register_apply_hook
+from minitorch.function import Function, register_apply_hook
 from minitorch.grading import exercise, forbid, forbidding, probe
 from minitorch.jit import fusion, interpreter, passes
 from minitorch.jit.compile import grad_mode_guard, tensor_guards, value_guard
-from minitorch.jit.ir import format_arg
+from minitorch.jit.ir import Node, format_arg
+from minitorch.jit.ops import is_pure
 from minitorch.jit.tracer import Tracer, input_names, record
 
 
@@ -53,14 +54,15 @@ def sliced(x, y):
 def dead_code(x, y):
     unused = (x.exp() * 2).sum()  # noqa: F841 - a dead chain
     keep = x + y
-    CAPTURED.add_(0.0)  # an in-place write: never dead
+    CAPTURED.add_(0.0)  # an in-place write: never dead (nor folded: its input is a constant)
     also_unused = keep.tanh()  # noqa: F841
-    return keep * 3
+    peak = x.max(dim=1)[0]  # two outputs, one of them used: the node stays
+    return keep * 3 + peak.unsqueeze(1)
 
 
 def constants(x, y):
     folded = (CAPTURED + 1.0) * 2.0  # constants only: folds
-    grad_path = WEIGHT * 2.0  # requires grad: must stay
+    grad_path = WEIGHT * 2.0 + CAPTURED * WEIGHT  # requires grad (also as a second input)
     return x * folded + grad_path + CAPTURED.exp().sum()
 
 
@@ -72,7 +74,8 @@ def repeats(x, y):
     e = x * 2
     f = x * 2.0  # 2 and 2.0: the same numbers, but kept apart
     rows, cols = mt.cat([x, y], dim=0), mt.cat([x, y], dim=1)  # differ only in a keyword
-    return c + d + e + f, a - b, b, rows, cols
+    top, again = x.max(dim=1), x.max(dim=1)  # two outputs each: both outputs are replaced
+    return c + d + e + f + top[0], a - b, b, rows, cols, again[1]
 
 
 def gelu_block(x, y):
@@ -86,6 +89,30 @@ def cycle_risk(x, y):
     s = a.sum(dim=1, keepdim=True)  # not elementwise, depends on A
     b = a / s  # reads A and s: joining A would loop
     return (b - 1.0).relu() + y, s.sqrt()  # a lone sqrt: a group of one, not fused
+
+
+def two_chains(x, y):
+    a = (x * 2.0).exp()
+    b = (y + 1.0).tanh()
+    c = a * b  # joins the first producer's group that works: a's
+    return (c.T - 1.0).relu()  # a transpose keeps a square shape, but is not elementwise
+
+
+class _PairBlend(Function):
+    """A custom op that takes its tensors inside a tuple and as a keyword argument."""
+
+    name = "pair_blend"
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, pair, *, weight):
+        first, second = (t._data for t in pair)  # tuple items arrive as Tensors, not arrays
+        w = weight._data
+        return first * w + second * (1 - w)
+
+
+def blended(x, y):
+    return _PairBlend.apply((x, y.exp()), weight=x.sigmoid()) * 2.0
 
 
 def layer_norm(x, y):
@@ -107,6 +134,8 @@ PROGRAMS = {
         repeats,
         gelu_block,
         cycle_risk,
+        two_chains,
+        blended,
         layer_norm,
     )  # fmt: skip
 }
@@ -118,8 +147,22 @@ def _inputs(seed, shapes):
 
 
 def _trace(name, arrays):
+    if name == "writes_twice":
+        return _writes_twice(arrays)
     fn = PROGRAMS[name]
     return jit.trace(fn, tuple(mt.tensor(a) for a in arrays)).graph
+
+
+def _writes_twice(arrays):
+    """dead_code's graph with its in-place write made twice (as a scripted graph has it):
+    two identical nodes that are not pure, so never one."""
+    graph = _trace("dead_code", arrays)
+    i, write = next((i, n) for i, n in enumerate(graph.nodes) if not is_pure(n))
+    again = Node(
+        write.op, write.args, write.kwargs, [graph.new_value(CAPTURED)], target=write.target
+    )
+    graph.nodes.insert(i + 1, again)
+    return graph
 
 
 def describe(graph):
@@ -206,6 +249,13 @@ def test_record_a_chain_of_ops(run):
 def test_record_multi_output_and_captured_tensors(run):
     _record_case(run, "two_outputs", [(3, 4), (2,)])
     _record_case(run, "sliced", [(2, 4), (2, 3)])
+
+
+# catches: tensors inside a tuple argument left as tensors (no recursion), tensors in keyword
+# arguments left as tensors
+@exercise("05.1")
+def test_record_maps_tensors_in_tuples_and_keywords(run):
+    _record_case(run, "blended", [(2, 3), (2, 3)])
 
 
 # --- 05.2 the interpreter's loop ------------------------------------------------------------
@@ -313,7 +363,7 @@ def _pass_case(run, pass_name, name, shapes):
 
 
 # catches: a single forward walk (a dead chain survives), removing in-place writes,
-# changing the graph it was given
+# changing the graph it was given, removing a node when only some of its outputs are used
 @exercise("05.3")
 def test_dce_removes_dead_chains_and_keeps_writes(run):
     _pass_case(run, "eliminate_dead_code", "dead_code", [(2, 3), (2, 3)])
@@ -333,15 +383,18 @@ def test_folding_evaluates_constant_chains(run):
     _pass_case(run, "fold_constants", "constants", [(2, 3), (1,)])
 
 
-# catches: folding nodes that read graph inputs, delegating to the package's pass
+# catches: folding nodes that read graph inputs, delegating to the package's pass, folding an
+# in-place write whose inputs are constants (it is not pure: it must run every call)
 @exercise("05.4")
 def test_folding_leaves_input_dependent_nodes(run):
     _pass_case(run, "fold_constants", "chain", [(2, 2), (2, 2)])
     _pass_case(run, "fold_constants", "joined", [(2, 3), (1, 3)])
+    _pass_case(run, "fold_constants", "dead_code", [(2, 3), (2, 3)])
 
 
 # catches: inputs not rewritten before the lookup (the second-level duplicate survives),
-# graph outputs left pointing at removed nodes
+# graph outputs left pointing at removed nodes, only the first output of a two-output
+# duplicate (max(dim)) replaced
 @exercise("05.5")
 def test_cse_merges_duplicates_and_their_users(run):
     _pass_case(run, "eliminate_common_subexpressions", "repeats", [(2, 2), (2, 2)])
@@ -353,6 +406,12 @@ def test_cse_merges_duplicates_and_their_users(run):
 def test_cse_keeps_different_nodes_apart(run):
     _pass_case(run, "eliminate_common_subexpressions", "constants", [(2, 3), (1,)])
     _pass_case(run, "eliminate_common_subexpressions", "chain", [(2, 2), (2, 2)])
+
+
+# catches: merging two identical in-place writes (nodes that are not pure each run)
+@exercise("05.5")
+def test_cse_never_merges_writes(run):
+    _pass_case(run, "eliminate_common_subexpressions", "writes_twice", [(2, 3), (2, 3)])
 
 
 # --- 05.6 grouping for fusion -----------------------------------------------------------------
@@ -407,11 +466,18 @@ def _group_case(run, name, shapes):
     assert got == expected, f"on {name}: groups {got}, expected {expected}"
 
 
-# catches: one group per node, singleton groups kept, groups out of graph order
+# catches: one group per node, singleton groups kept, groups out of graph order (by size)
 @exercise("05.6")
 def test_groups_of_a_gelu_chain(run):
     _group_case(run, "gelu_block", [(2, 3), (2, 3)])
     _group_case(run, "chain", [(2, 3), (2, 3)])
+
+
+# catches: joining the last producer's group instead of the first that works, a node that is
+# not elementwise (a transpose of the same shape) joining a group
+@exercise("05.6")
+def test_groups_join_the_first_producer_and_only_elementwise_ops(run):
+    _group_case(run, "two_chains", [(3, 3), (3, 3)])
 
 
 # catches: ignoring shapes (a (n, 1) chain fused with (n, d) ops), no cycle check through a
@@ -440,7 +506,7 @@ def guard_results(nb, cases):
     return out
 
 
-def _spec(grad=True):
+def _spec(grad=True, value=3):
     return {
         "grad_enabled": grad,
         "args": [
@@ -451,7 +517,7 @@ def _spec(grad=True):
                 "dtype": "float32",
                 "requires_grad": False,
             },  # fmt: skip
-            {"name": "n", "kind": "value", "value": 3},
+            {"name": "n", "kind": "value", "value": value},
         ],
     }
 
@@ -474,7 +540,7 @@ def _guard_cases(run, cases):
 
 
 # catches: a guard that fails on equal inputs, checking only the shape, size mismatches
-# without the index
+# without the index (or counted from 1), dtype checked before the sizes
 @exercise("05.7")
 def test_guards_on_tensors(run):
     k = int(run.rng.integers(5, 9))
@@ -488,11 +554,14 @@ def test_guards_on_tensors(run):
         (_spec(), [("tensor", (4, 8), "float64", False), ("value", 3)], True, ("'x'", "dtype")),
         (_spec(), [("tensor", (4, 8), "float32", True), ("value", 3)], True,
          ("'x'", "requires_grad")),
+        (_spec(), [("tensor", (4, k + 4), "float64", True), ("value", 3)], True,
+         ("'x'", "size mismatch at index 1")),
     ])  # fmt: skip
 
 
-# catches: grad mode not checked first, 3 == 3.0 accepted as the same Python value, a
-# number where a tensor was, delegating to minitorch.compile's guards
+# catches: grad mode not checked first, 3 == 3.0 accepted as the same Python value (or True
+# as 1: isinstance instead of the exact type), a number where a tensor was, delegating to
+# minitorch.compile's guards
 @exercise("05.7")
 def test_guards_on_grad_mode_and_values(run):
     _guard_cases(run, [
@@ -502,4 +571,6 @@ def test_guards_on_grad_mode_and_values(run):
         (_spec(), [("tensor", (4, 8), "float32", False), ("value", 4)], True, ("'n'", "value")),
         (_spec(), [("value", 1.0), ("value", 3)], True, ("'x'", "not a tensor")),
         (_spec(), [("tensor", (5, 8), "float32", False), ("value", 3)], False, "grad mode"),
+        (_spec(value=1), [("tensor", (4, 8), "float32", False), ("value", True)], True,
+         ("'n'", "value")),
     ])  # fmt: skip
