@@ -79,8 +79,9 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
         ) from None
 
 
-def as_dtype(value: object) -> dtype:
-    """Accept a minitorch dtype, a numpy dtype, a Python type or a name like ``"float32"``."""
+def as_dtype(value: object, op: str = "dtype") -> dtype:
+    """Accept a minitorch dtype, a numpy dtype, a Python type or a name like ``"float32"``;
+    anything else is a TypeError naming ``op``."""
     if isinstance(value, dtype):
         return value
     if value is builtins.float:
@@ -91,10 +92,12 @@ def as_dtype(value: object) -> dtype:
         return bool
     if isinstance(value, str) and value in _NAMES:
         return _NAMES[value]
+    if value is None or isinstance(value, (builtins.int, builtins.float, list, tuple, dict)):
+        raise TypeError(f"{op}: {value!r} is not a dtype; use e.g. minitorch.float32")
     try:
         return from_numpy_dtype(np.dtype(value))
-    except TypeError:
-        raise TypeError(f"{value!r} is not a dtype; use e.g. minitorch.float32") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {value!r} is not a dtype; use e.g. minitorch.float32") from None
 
 
 def get_default_dtype() -> dtype:
@@ -105,7 +108,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (``minitorch.float32`` or ``minitorch.float64``)."""
     global _default_float
-    d = as_dtype(d)
+    d = as_dtype(d, "set_default_dtype")
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating dtypes can be the default, got {d}")
     _default_float = d
@@ -120,7 +123,7 @@ def _category(d: dtype) -> builtins.int:
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing their kind:
     bool < integers < floats; float16 with bfloat16 is float32 (neither holds the other)."""
-    a, b = as_dtype(a), as_dtype(b)
+    a, b = as_dtype(a, "promote_types"), as_dtype(b, "promote_types")
     if a is b:
         return a
     ca, cb = _category(a), _category(b)
@@ -178,7 +181,7 @@ class finfo:  # noqa: N801 - PyTorch's spelling
     """
 
     def __init__(self, d: dtype = None) -> None:
-        d = _default_float if d is None else as_dtype(d)
+        d = _default_float if d is None else as_dtype(d, "finfo")
         if not d.is_floating_point:
             raise TypeError(f"finfo: {d} is not a floating dtype; use a float dtype")
         info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)

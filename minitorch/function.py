@@ -248,6 +248,10 @@ class Function:
     broadcasting: ClassVar[bool] = False
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
+    #: What the op asks of its tensors' dtypes, checked by ``apply``: "floating" (softmax,
+    #: mean: no integer or bool input), "same" (matmul: all one dtype, as PyTorch's BLAS
+    #: ops), "same floating" (both), or None (anything; most ops promote types).
+    dtypes: ClassVar[str | None] = None
     #: The graph-node class this op records (``MulBackward`` for ``Mul``).
     _node_class: ClassVar[type[Node]]
 
@@ -278,6 +282,8 @@ class Function:
         tensors = [a for a in args if isinstance(a, Tensor)]
         if len(tensors) > 1:
             check_same_device(cls.name, tensors)
+        if cls.dtypes is not None:
+            check_dtypes(cls.name, cls.dtypes, tensors)
         node = None
         if _grad.enabled and cls.differentiable:
             for t in tensors:
@@ -288,8 +294,9 @@ class Function:
         try:
             out, raw = cls._compute(ctx, args, kwargs)
         except (ValueError, TypeError, AttributeError) as err:
-            if cls.broadcasting:  # explain a shape mismatch in terms of broadcasting
-                _check_operands(cls.name, args)
+            # name what is wrong: an operand that is no tensor, shapes that don't broadcast
+            _check_operands(cls.name, args if cls.broadcasting else args[:1])
+            if cls.broadcasting:
                 broadcast_shapes(*(t.shape for t in tensors), op=cls.name)
             if isinstance(err, AttributeError):
                 raise
@@ -358,6 +365,28 @@ def _check_operands(op: str, args: tuple) -> None:
                 f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40}); "
                 "expected a Tensor or a number"
             )
+        if isinstance(a, (str, bytes)) or a is None:
+            raise TypeError(f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40})")
+
+
+def check_dtypes(op: str, rule: str, tensors: list) -> None:
+    """Refuse dtypes the op does not compute in (``Function.dtypes`` says which)."""
+    if "floating" in rule:
+        for t in tensors:
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"{op}: expected a floating point tensor, but got dtype {t.dtype.name} "
+                    f"(shape {t.shape}); convert it with .float() first"
+                )
+    if "same" in rule and tensors:
+        first = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype is not first:
+                raise RuntimeError(
+                    f"{op}: expected both operands to have the same dtype, but got "
+                    f"{first.name} and {t.dtype.name} (shapes {tensors[0].shape} and {t.shape}); "
+                    "convert one with .to(dtype)"
+                )
 
 
 def register_apply_hook(hook: Any) -> RemovableHandle:

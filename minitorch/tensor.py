@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .backend import array_module_of
+from .checks import as_bool, as_callable, as_tensor, describe
 from .device import CPU, as_device, device
 from .dtypes import (
     as_dtype,
@@ -184,7 +185,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        value = bool(value)
+        value = as_bool(value, "requires_grad_", "requires_grad")
         if self.grad_fn is not None:
             if not value:
                 raise RuntimeError(
@@ -280,6 +281,7 @@ class Tensor:
         tensor, that replaces the gradient. Returns a handle with ``.remove()``."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        as_callable(hook, "register_hook", "hook")
         if self.grad_fn is None:
             if self._hooks is None:
                 self._hooks = {}
@@ -355,15 +357,9 @@ class Tensor:
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
         """``t.to("cuda")``, ``t.to(minitorch.float64)``, ``t.to(other)`` or keywords."""
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype, device = arg.dtype, arg.device
-            elif isinstance(arg, (str, type(CPU))):
-                device = arg
-            else:
-                dtype = arg
-        target_dtype = self.dtype if dtype is None else as_dtype(dtype)
-        target_device = self.device if device is None else as_device(device)
+        target_dtype, target_device = parse_to(args, dtype, device, "to")
+        target_dtype = target_dtype or self.dtype
+        target_device = target_device or self.device
         if target_dtype is self.dtype and target_device == self.device:
             return self
         return ops.ToCopy.apply(self, target_dtype, target_device)
@@ -396,7 +392,7 @@ class Tensor:
         return self.to(bool_)
 
     def type_as(self, other: Tensor) -> Tensor:
-        return self.to(other.dtype)
+        return self.to(as_tensor(other, "type_as", "other").dtype)
 
     # --- python protocol ----------------------------------------------------------------
     def __repr__(self) -> str:
@@ -658,6 +654,12 @@ class Tensor:
         return ops.copy_(self, src)
 
     def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(
+                f"fill_: only supports a 0-dim value tensor, but got one of shape {value.shape}"
+            )
+        if not isinstance(value, (Tensor, int, float, bool, complex, np.number, np.bool_)):
+            raise TypeError(f"fill_: value must be a number, but got {describe(value)}")
         return ops.copy_(self, value)
 
     def zero_(self) -> Tensor:
@@ -716,3 +718,24 @@ def _check_grad(t: Tensor, g: Any) -> None:
 from . import ops  # noqa: E402
 from .autograd import engine  # noqa: E402
 from .function import Layout, leaf_accumulator  # noqa: E402
+
+
+def parse_to(args: tuple, dtype: Any, device: Any, op: str) -> tuple[Any, Any]:
+    """``to``'s arguments (``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+    ``to(tensor)``, keywords) as (dtype or None, device or None), checked."""
+    if len(args) > 2:
+        raise TypeError(
+            f"{op}: expected at most a device and a dtype, but got {len(args)} "
+            f"positional arguments {args!r:.80}"
+        )
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, (str, type(CPU))):
+            device = arg
+        else:
+            dtype = arg
+    return (
+        None if dtype is None else as_dtype(dtype, op),
+        None if device is None else as_device(device, op),
+    )

@@ -123,6 +123,8 @@ class Linear(Function):
     directly in W's layout: ``dW = dY.T @ X`` is a fresh (out, in) array, where going through
     the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
 
+    dtypes = "same"
+
     @staticmethod
     def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
         ctx.save_for_backward(x, weight)

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, result_type
+from ..dtypes import bool as bool_
 from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
@@ -170,6 +171,11 @@ def minimum(a: Any, b: Any) -> Any:
 
 
 def where(condition: Any, a: Any, b: Any) -> Any:
+    if isinstance(condition, Tensor) and condition.dtype is not bool_:
+        raise RuntimeError(
+            f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype.name} (shape {condition.shape}); compare it first (x > 0)"
+        )
     return Where.apply(condition, a, b)
 
 
@@ -401,7 +407,7 @@ def to_backend_index(items: tuple) -> tuple:
 
 
 # --- joining ------------------------------------------------------------------------------
-def _check_join(tensors: Sequence[Any], op: str) -> None:
+def _check_join(tensors: Sequence[Any], op: str) -> list:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{op}: expected a list or tuple of tensors, got {type(tensors).__name__}")
     if len(tensors) == 0:
@@ -412,11 +418,16 @@ def _check_join(tensors: Sequence[Any], op: str) -> None:
                 f"{op}: expected a sequence of Tensors, but element {i} is a "
                 f"{type(t).__name__} ({t!r:.40})"
             )
+    first = tensors[0].dtype
+    if builtins.any(t.dtype is not first for t in tensors):  # PyTorch's type promotion, not numpy's
+        target = result_type(*tensors)
+        return [t if t.dtype is target else t.to(target) for t in tensors]
+    return list(tensors)
 
 
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join tensors along an existing dim; all other sizes must match."""
-    _check_join(tensors, "cat")
+    tensors = _check_join(tensors, "cat")
     d = normalize_dim(dim, tensors[0].ndim, "cat")
     for i, t in enumerate(tensors[1:], 1):
         first = tensors[0].shape
@@ -430,7 +441,7 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join same-shape tensors along a new dim."""
-    _check_join(tensors, "stack")
+    tensors = _check_join(tensors, "stack")
     for i, t in enumerate(tensors[1:], 1):
         if t.shape != tensors[0].shape:
             raise RuntimeError(

@@ -14,6 +14,8 @@ from .elementwise import _floating
 
 
 class Softmax(Function):
+    dtypes = "floating"
+
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Any:
         m = xp(x)
@@ -35,6 +37,7 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     name = "log_softmax"
+    dtypes = "floating"
 
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Any:

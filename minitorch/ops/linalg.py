@@ -29,6 +29,8 @@ def matmul_arrays(a: Any, b: Any) -> Any:
 
 
 class MatMul(Function):
+    dtypes = "same"
+
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
         if a.ndim == 0 or b.ndim == 0:
