@@ -64,6 +64,39 @@ def ring_reduce_scatter(chunks, rank, world_size, send, recv):
     "delegates_by_importing_the_name": """
 from minitorch.distributed.ring import ring_reduce_scatter
 """,
+    "adds_into_the_callers_arrays": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    for step in range(world_size - 1):
+        send(chunks[(rank - step) % world_size].copy())
+        chunks[(rank - step - 1) % world_size] += recv()
+    return chunks
+""",
+    "receives_before_sending": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        got = recv()
+        send(chunks[(rank - step) % world_size])
+        into = (rank - step - 1) % world_size
+        chunks[into] = chunks[into] + got
+    return chunks
+""",
+    "chunk_index_one_ahead": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        send(chunks[(rank - step + 1) % world_size])
+        into = (rank - step) % world_size
+        chunks[into] = chunks[into] + recv()
+    return chunks
+""",
+    "delegates_via_getattr": """
+import minitorch.distributed.ring as _r
+
+
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    return getattr(_r, "ring_reduce_" + "scatter")(chunks, rank, world_size, send, recv)
+""",
 }
 
 # --- 06.2 ring all-gather
@@ -97,6 +130,22 @@ def ring_all_gather(chunks, rank, world_size, send, recv):
 def ring_all_gather(chunks, rank, world_size, send, recv):
     from minitorch.distributed.ring import ring_all_gather as theirs
     return theirs(chunks, rank, world_size, send, recv)
+""",
+    "sends_its_own_chunk_every_step": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        send(chunks[(rank + 1) % world_size])
+        chunks[(rank - step) % world_size] = recv()
+    return chunks
+""",
+    "stores_one_behind": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        send(chunks[(rank + 1 - step) % world_size])
+        chunks[(rank - step - 1) % world_size] = recv()
+    return chunks
 """,
 }
 
@@ -137,6 +186,36 @@ def ring_all_reduce(array, rank, world_size, send, recv):
 """,
     "delegates_by_importing_the_name": """
 from minitorch.distributed import ring_all_reduce
+""",
+    "averages_instead_of_summing": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array.reshape(-1), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape) / world_size
+""",
+    "split_along_the_first_axis": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array, world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+    "casts_to_float32": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = array.astype(np.float32).reshape(-1)
+    chunks = np.array_split(flat, world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+    "concatenates_from_the_owned_chunk": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array.reshape(-1), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    k = (rank + 1) % world_size
+    return np.concatenate(chunks[k:] + chunks[:k]).reshape(array.shape)
 """,
 }
 
@@ -199,6 +278,43 @@ def shard(indices, num_replicas, rank, drop_last):
     "delegates_to_shard_indices": """
 from minitorch.distributed.sampler import shard_indices as shard
 """,
+    "pads_a_full_round_when_it_divides": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    else:
+        pad = num_replicas - n % num_replicas
+        for i in range(pad):
+            indices.append(indices[i % n])
+    return indices[rank::num_replicas]
+""",
+    "drop_last_cuts_the_front": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[n % num_replicas :]
+    else:
+        while len(indices) % num_replicas:
+            indices.append(indices[len(indices) - n])
+    return indices[rank::num_replicas]
+""",
+    "divides_by_the_length": """
+import math
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        total = n - n % num_replicas
+    else:
+        total = math.ceil(n / num_replicas) * num_replicas
+    indices = (indices * math.ceil(total / n))[:total]
+    return indices[rank::num_replicas]
+""",
 }
 
 # --- 06.5 bucket assignment
@@ -257,6 +373,72 @@ def assign_buckets(sizes, cap_bytes):
     "delegates_to_minitorch": """
 def assign_buckets(sizes, cap_bytes):
     return dist.assign_buckets(sizes, cap_bytes)
+""",
+    "closes_only_above_the_cap": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled > cap_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+    "indices_ascending_in_each_bucket": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(sorted(current))
+            current, filled = [], 0
+    if current:
+        buckets.append(sorted(current))
+    return buckets
+""",
+    "buckets_in_reverse_order": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets[::-1]
+""",
+    "byte_count_not_reset": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current = []
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+    "cap_taken_as_megabytes": """
+def assign_buckets(sizes, cap_bytes):
+    cap = cap_bytes * 1024 * 1024
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
 """,
 }
 
@@ -382,6 +564,151 @@ class GradBucket(minitorch.distributed.buckets.Bucket):
             self.reset()
             self.launch(self.buffer.numpy())
 """,
+    "float64_buffer": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+    "finds_the_slot_with_index": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = self.params.index(param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+    "offsets_in_bytes": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel() * p.element_size()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+    "launches_one_early": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        self.ready += 1
+        if self.ready == len(self.params) - 1:
+            self.launch(self.buffer)
+        if self.ready == len(self.params):
+            self.ready = 0
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+""",
+    "launches_before_copying_the_last": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+""",
+    "zeroes_the_buffer_after_launch": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] += param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
 }
 
 # --- 06.7 averaging gradients
@@ -433,6 +760,46 @@ def average_gradients(params, all_reduce, world_size):
             dist.all_reduce(p.grad)
             with minitorch.no_grad():
                 p.grad.div_(world_size)
+""",
+    "skips_by_requires_grad": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if not p.requires_grad:
+            continue
+        all_reduce(p.grad)
+        with minitorch.no_grad():
+            p.grad.div_(world_size)
+""",
+    "reads_the_generator_twice": """
+def average_gradients(params, all_reduce, world_size):
+    grads = [p.grad for p in params if p.grad is not None]
+    for g in grads:
+        all_reduce(g)
+    for p in params:
+        if p.grad is not None:
+            with minitorch.no_grad():
+                p.grad.div_(world_size)
+""",
+    "divides_only_the_first": """
+def average_gradients(params, all_reduce, world_size):
+    done = False
+    for p in params:
+        if p.grad is None:
+            continue
+        all_reduce(p.grad)
+        if not done:
+            with minitorch.no_grad():
+                p.grad.div_(world_size)
+            done = True
+""",
+    "numpy_write_bypasses_the_ops": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is None:
+            continue
+        all_reduce(p.grad)
+        arr = p.grad.numpy()
+        arr /= world_size
 """,
 }
 
@@ -525,6 +892,70 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     optimizer.step()
     return total
 """,
+    "syncs_the_first_not_the_last": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i > 0:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / k
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+    "returns_the_last_loss": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / k
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+    optimizer.step()
+    return loss.item() * k
+""",
+    "divides_by_the_batch_size": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / len(x)
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / len(x)
+            loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+    "delegates_to_the_ddp_hook": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    with model.no_sync():
+        for x, y in micro_batches:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+            total += loss.item()
+    for p in model.parameters():
+        type(model)._grad_ready(model, p)
+    optimizer.step()
+    return total
+""",
 }
 
 MUTANTS = {
@@ -574,6 +1005,18 @@ def ring_all_reduce(array, rank, world_size, send, recv):
     chunks = ring_all_gather(chunks, rank, world_size, send, recv)
     return np.reshape(np.concatenate(chunks), np.shape(array))
 """,
+        "ravel_and_split_by_hand": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = np.ravel(array)
+    base, extra = divmod(flat.size, world_size)
+    bounds = [0]
+    for i in range(world_size):
+        bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    chunks = [flat[bounds[i] : bounds[i + 1]] for i in range(world_size)]
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(np.shape(array))
+""",
     },
     "06.4": {
         "imports_distributed_sampler_and_repeats_the_list": """
@@ -590,6 +1033,21 @@ def shard(indices, num_replicas, rank, drop_last):
         total = -(-n // num_replicas) * num_replicas
         indices = (indices * (total // n + 1))[:total]
     return [indices[i] for i in range(rank, total, num_replicas)]
+""",
+        "floor_then_cycle": """
+import itertools
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        total = (n // num_replicas) * num_replicas
+        indices = indices[:total]
+    else:
+        total = -(-n // num_replicas) * num_replicas
+        indices = list(itertools.islice(itertools.cycle(indices), total)) if n else []
+    return [indices[i] for i in range(rank, len(indices), num_replicas)]
 """,
     },
     "06.5": {
@@ -631,6 +1089,27 @@ class GradBucket:
             self.waiting = set(self.slots)
             self.launch(self.buffer)
 """,
+        "offsets_by_identity_dict": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        sizes = [p.numel() for p in self.params]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        self.slot = {id(p): (int(s), int(s) + n) for p, s, n in zip(self.params, starts, sizes)}
+        self.buffer = np.zeros(sum(sizes), dtype=np.float32)
+        self.arrived = set()
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        lo, hi = self.slot[id(param)]
+        np.copyto(self.buffer[lo:hi], param.grad.detach().numpy().ravel())
+        self.arrived.add(id(param))
+        if len(self.arrived) == len(self.params):
+            self.arrived.clear()
+            self.launch(self.buffer)
+""",
     },
     "06.7": {
         "divides_before_the_sum": """
@@ -640,6 +1119,21 @@ def average_gradients(params, all_reduce, world_size):
             with minitorch.no_grad():
                 p.grad.mul_(1.0 / world_size)
             all_reduce(p.grad)
+""",
+        "divides_first_then_sums": """
+def average_gradients(params, all_reduce, world_size):
+    with minitorch.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p.grad.mul_(1.0 / world_size)
+                all_reduce(p.grad)
+""",
+        "replaces_the_gradient": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is not None:
+            all_reduce(p.grad)
+            p.grad = p.grad / world_size
 """,
     },
     "06.8": {
@@ -657,6 +1151,39 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
             loss = loss_fn(model(x), y) / k
             loss.backward()
         total += float(loss)
+    optimizer.step()
+    return total
+""",
+        "a_context_per_micro_batch": """
+import contextlib
+
+
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    losses = []
+    for i, (x, y) in enumerate(micro_batches):
+        last = i == k - 1
+        with contextlib.nullcontext() if last else model.no_sync():
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        losses.append(float(loss))
+    optimizer.step()
+    return sum(losses)
+""",
+        "backward_after_leaving_no_sync": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / k
+        else:
+            loss = loss_fn(model(x), y) / k
+        loss.backward()
+        total += loss.item()
     optimizer.step()
     return total
 """,

@@ -89,16 +89,24 @@ def _chunk_lengths(run, n):
 # --- 06.1 ring reduce-scatter --------------------------------------------------------------
 @probe(forbid=REDUCE_SCATTER)
 def reduce_scatter(nb, world_size, chunks):
+    before = [[c.copy() for c in rank_chunks] for rank_chunks in chunks]
     results, sent, unreceived = _ring_run(
         nb, "ring_reduce_scatter", world_size, [(c,) for c in chunks]
     )
-    return [[np.asarray(c, dtype=np.float64) for c in r] for r in results], sent, unreceived
+    untouched = all(
+        np.array_equal(a, b) for r, rank_chunks in enumerate(chunks)
+        for a, b in zip(rank_chunks, before[r], strict=True)
+    )  # fmt: skip
+    results = [[np.asarray(c, dtype=np.float64) for c in r] for r in results]
+    return results, sent, unreceived, untouched
 
 
 def _check_reduce_scatter(run, n):
     lengths = _chunk_lengths(run, n)
     chunks = [[run.rng.standard_normal(k).round(3) for k in lengths] for _ in range(n)]
-    results, sent, unreceived = run(reduce_scatter, n, chunks)
+    results, sent, unreceived, untouched = run(reduce_scatter, n, chunks)
+    # catches: adding into the caller's arrays in place (+=) instead of into new ones
+    assert untouched, f"{n} ranks: reduce-scatter changed the caller's chunks; add into new arrays"
     for r in range(n):
         owned = (r + 1) % n
         total = sum(chunks[q][owned] for q in range(n))
@@ -240,6 +248,13 @@ def test_shard_drop_last_cuts_the_tail(run):
     _check_shards(run, 9, 3, True)
 
 
+# catches: an empty epoch (no indices) crashing the padding (dividing by the length)
+@exercise("06.4")
+def test_shard_of_an_empty_epoch(run):
+    for drop_last in (False, True):
+        _check_shards(run, 0, int(run.rng.integers(2, 5)), drop_last)
+
+
 # --- 06.5 bucket assignment ----------------------------------------------------------------
 @probe(forbid=ASSIGN_BUCKETS)
 def bucket_indices(nb, sizes, cap):
@@ -288,7 +303,9 @@ def bucket_events(nb, seed):
     events = []
     bucket = nb.GradBucket(
         [params[i] for i in _BUCKET_PARAMS],
-        lambda buffer: events.append(("launch", np.array(buffer, dtype=np.float64, copy=True))),
+        lambda buffer: events.append(
+            ("launch", np.array(buffer, dtype=np.float64, copy=True), np.asarray(buffer).dtype.name)
+        ),
     )
     params[0].register_post_accumulate_grad_hook(lambda p: events.append(("first layer", None)))
     for x in _bucket_inputs(seed):
@@ -308,11 +325,14 @@ def _expected_buffers(seed):
     return out
 
 
-# catches: launching at every hook; no reset for the next backward; a wrong layout
+# catches: launching at every hook; no reset for the next backward; a wrong layout; a float64
+# buffer (np.zeros' default dtype)
 @exercise("06.6")
 def test_bucket_launches_once_per_backward_with_the_gradients(run):
     seed = int(run.rng.integers(1000))
     events = run(bucket_events, seed)
+    dtypes = sorted({e[2] for e in events if e[0] == "launch"})
+    assert dtypes in ([], ["float32"]), f"the launched buffer is {dtypes}, expected float32"
     launches = [e[1] for e in events if e[0] == "launch"]
     expected = _expected_buffers(seed)
     assert len(launches) == 2, (
@@ -377,10 +397,18 @@ def averaged(nb, world_size, seed):
     models = [_rank_grads(rank, seed)[0] for rank in range(world_size)]
 
     def one_rank(model, rank, n, all_reduce):
-        nb.average_gradients(list(model.parameters()), all_reduce, n)
-        return [
+        before = [(p.grad, None if p.grad is None else p.grad._version) for p in model.parameters()]
+        nb.average_gradients(model.parameters(), all_reduce, n)  # a generator, read once
+        # a gradient divided in place moved its version twice (the all-reduce, the division);
+        # one written through .numpy() moved it once: the division bypassed the ops
+        bypassed = [
+            g is not None and p.grad is g and g._version - v < 2
+            for p, (g, v) in zip(model.parameters(), before, strict=True)
+        ]
+        grads = [
             None if p.grad is None else p.grad.detach().numpy().copy() for p in model.parameters()
         ]
+        return grads, any(bypassed)
 
     results, _ = run_group(one_rank, world_size, [(m,) for m in models], timeout=2.0)
     return results
@@ -388,7 +416,12 @@ def averaged(nb, world_size, seed):
 
 def _check_average(run, n):
     seed = int(run.rng.integers(1000))
-    got = run(averaged, n, seed)
+    results = run(averaged, n, seed)
+    assert not any(bypassed for _, bypassed in results), (
+        "a gradient was divided through its numpy array: divide with a tensor op (div_), "
+        "so that the write goes through Function.apply like every other"
+    )
+    got = [grads for grads, _ in results]
     per_rank = [_rank_grads(r, seed)[1] for r in range(n)]
     names = [name for name, _ in _Frozen().named_parameters()]
     for r in range(n):
@@ -405,7 +438,8 @@ def _check_average(run, n):
                 )
 
 
-# catches: summing without dividing; dividing twice; failing on a None gradient
+# catches: summing without dividing; dividing twice; failing on a None gradient; the
+# parameters (a generator) read twice; the division written into the numpy array
 @exercise("06.7")
 def test_average_two_ranks(run):
     _check_average(run, 2)
@@ -437,16 +471,20 @@ def accumulate(nb, seed, k):
     if dist.is_initialized():
         dist.destroy_process_group()
     dist.init_process_group(init_method="tcp://127.0.0.1:29500", rank=0, world_size=1)
-    calls = []
+    calls, forwards = [], [0]  # each all-reduce records how many forwards had run
     real = ddp_module.all_reduce
 
     def counting(*args, **kwargs):
-        calls.append(1)
+        calls.append(forwards[0])
         return real(*args, **kwargs)
+
+    def count_forward(module, inputs, output):
+        forwards[0] += 1
 
     ddp_module.all_reduce = counting
     try:
         model = dist.DistributedDataParallel(_accum_model(), bucket_cap_mb=0.0001)
+        model.module.register_forward_hook(count_forward)
         opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
         x, y = _accum_data(seed, k)
         micro = [
@@ -456,7 +494,7 @@ def accumulate(nb, seed, k):
         with forbidding(ACCUMULATE, nb):
             loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
         params = [p.detach().numpy().copy() for p in model.module.parameters()]
-        return float(loss), params, len(calls), len(model.bucket_indices)
+        return float(loss), params, calls, len(model.bucket_indices)
     finally:
         ddp_module.all_reduce = real
         dist.destroy_process_group()
@@ -489,12 +527,17 @@ def test_accumulation_equals_the_full_batch_step(run):
             )
 
 
-# catches: no no_sync (an all-reduce per micro-batch); no_sync on the last one too
+# catches: no no_sync (an all-reduce per micro-batch); no_sync on the last one too; no_sync
+# around all but the first (the all-reduce then comes before the last micro-batch)
 @exercise("06.8")
 def test_only_the_last_backward_all_reduces(run):
     seed = int(run.rng.integers(1000))
     _, _, calls, buckets_ = run(accumulate, seed, 4)
-    assert calls == buckets_, (
-        f"{calls} bucket all-reduces for 4 micro-batches; with no_sync() around all but the "
-        f"last there is one per bucket ({buckets_})"
+    assert len(calls) == buckets_, (
+        f"{len(calls)} bucket all-reduces for 4 micro-batches; with no_sync() around all but "
+        f"the last there is one per bucket ({buckets_})"
+    )
+    assert all(c == 4 for c in calls), (
+        f"the all-reduces came after forward {calls} of 4: only the last micro-batch's "
+        "backward (outside no_sync) all-reduces"
     )
