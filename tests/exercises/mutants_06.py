@@ -1031,7 +1031,7 @@ def shard(indices, num_replicas, rank, drop_last):
         indices = indices[:total]
     else:
         total = -(-n // num_replicas) * num_replicas
-        indices = (indices * (total // n + 1))[:total]
+        indices = (indices * (total // n + 1))[:total] if n else []
     return [indices[i] for i in range(rank, total, num_replicas)]
 """,
         "floor_then_cycle": """
