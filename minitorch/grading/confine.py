@@ -33,6 +33,7 @@ except ImportError:  # Windows: no resource limits (and no sandbox worker)
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -41,6 +42,7 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -90,7 +92,10 @@ def set_subreaper() -> bool:
 
 
 def unshare_namespaces(pid: bool = True) -> str:
-    """New mount (and, with ``pid``, PID) namespaces for the children of this process.
+    """New mount, network (and, with ``pid``, PID) namespaces for the children of this
+    process: the network one has no interface up, so no packet (UDP included, which
+    Landlock does not cover) leaves the sandbox. Call it before any thread starts (a
+    process with threads cannot enter a new user namespace).
 
     Returns "root" (as root), "user" (in a new user namespace) or "" (not possible).
     """
@@ -99,11 +104,14 @@ def unshare_namespaces(pid: bool = True) -> str:
     lib = libc()
     flags = CLONE_NEWNS | (CLONE_NEWPID if pid else 0)
     if os.geteuid() == 0:
-        if lib.unshare(flags) == 0:
+        if lib.unshare(flags | CLONE_NEWNET) == 0 or lib.unshare(flags) == 0:
             return "root"
         return ""
     uid, gid = os.geteuid(), os.getegid()
-    if lib.unshare(CLONE_NEWUSER | flags) != 0:
+    if (
+        lib.unshare(CLONE_NEWUSER | flags | CLONE_NEWNET) != 0
+        and lib.unshare(CLONE_NEWUSER | flags) != 0
+    ):
         return ""
     try:
         Path("/proc/self/setgroups").write_text("deny")
@@ -242,6 +250,13 @@ def drop_privileges(uid: int, gid: int) -> None:
 def no_new_privileges() -> None:
     if linux():
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def not_dumpable() -> None:
+    """Other processes of the same user (the worker, for its parent) cannot open this
+    one's /proc files (its descriptors, its memory) nor ptrace it."""
+    if linux():
+        libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def die_with_parent() -> None:

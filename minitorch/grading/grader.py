@@ -127,7 +127,7 @@ class _Session:
             finally:
                 self._stop()
         return GradeReport(
-            notebook=self.notebook.name,
+            notebook=clean_text(self.notebook.name, 200),
             chapter=self.chapter.id,
             chapter_title=self.chapter.title,
             results=results,

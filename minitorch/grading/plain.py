@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,12 @@ ARRAY_DTYPES = frozenset(
 )
 #: The most nesting :func:`decode` accepts.
 MAX_DEPTH = 40
-#: The most containers and scalars :func:`decode` accepts in one value.
-MAX_ITEMS = 2_000_000
+#: The most containers and scalars :func:`decode` accepts in one value (honest probes
+#: send at most ~10 000).
+MAX_ITEMS = 500_000
+#: The most JSON values (counted by their brackets and commas) :func:`loads` parses:
+#: checked before parsing, so a hostile message cannot cost the grader gigabytes.
+MAX_JSON_VALUES = 3 * MAX_ITEMS
 _NAME_LIMIT = 80
 
 
@@ -185,7 +190,14 @@ def decode(data: Any) -> Any:
 
 
 def loads(raw: bytes) -> Any:
-    """Parse JSON bytes from the learner's process; raises PlainDataError."""
+    """Parse JSON bytes from the learner's process; raises PlainDataError.
+
+    Bytes that would parse into more than :data:`MAX_JSON_VALUES` values are refused
+    unparsed (``[[],[],...]``: 64 MB of it took 14 s and 1.6 GB to parse).
+    """
+    values = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    if values > MAX_JSON_VALUES:
+        raise PlainDataError("too many values")
     try:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -199,15 +211,30 @@ def round_trip(value: Any) -> Any:
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Lone surrogates (a terminal or a UTF-8 file cannot take them: printing one crashed the
+#: grade command before it wrote results.json).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Characters that change how the text around them shows (bidirectional overrides and
+#: isolates, zero-width characters, line and paragraph separators): a message could
+#: otherwise reorder or hide the columns of the score table.
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Zl", "Zp"})
+
+
+def _visible(text: str) -> str:
+    if text.isascii():
+        return text
+    text = _SURROGATE.sub("\ufffd", text)
+    return "".join(" " if unicodedata.category(c) in _INVISIBLE_CATEGORIES else c for c in text)
 
 
 def clean_text(text: Any, limit: int = 1000) -> str:
-    """Text from the learner's process made safe to show: a str, ANSI escapes and control
-    characters removed, at most ``limit`` characters."""
+    """Text from the learner's process made safe to show: a str, ANSI escapes, control
+    and invisible formatting characters removed, lone surrogates replaced, at most
+    ``limit`` characters."""
     if not isinstance(text, str):
         return ""
-    text = text[: limit * 4]
-    text = _CONTROL.sub(" ", _ANSI.sub("", text))
+    text = str.__str__(text[: limit * 4])
+    text = _visible(_CONTROL.sub(" ", _ANSI.sub("", text)))
     if len(text) > limit:
         text = text[: limit - 3].rstrip() + "..."
     return text

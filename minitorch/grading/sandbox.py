@@ -27,20 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import minitorch
-from minitorch.grading import confine, plain
+from minitorch.grading import confine, keeper, plain
 
-#: The biggest frame the grader accepts from the worker.
-MAX_FRAME = 64 * 2**20
+#: The biggest frame the grader accepts from the worker (honest probes send < 1 MB).
+MAX_FRAME = 16 * 2**20
 #: Seconds the keeper gets to clean up after being asked to stop.
 STOP_GRACE = 3.0
 _HEADER = struct.Struct(">I")
 _NOBODY = 65534
 
+# The keeper (keeper.py, standard library only) is loaded by its path: importing minitorch
+# would import numpy, whose threads would keep it from entering new namespaces.
 _BOOT = (
-    "import json, sys\n"
-    "sys.path.insert(0, sys.argv[1])\n"
-    "from minitorch.grading.sandbox import keeper_main\n"
-    "keeper_main(json.loads(sys.argv[2]))\n"
+    "import importlib.util, json, sys\n"
+    "spec = importlib.util.spec_from_file_location('_minitorch_keeper', sys.argv[3])\n"
+    "keeper = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(keeper)\n"
+    "keeper.main(sys.argv[1], json.loads(sys.argv[2]))\n"
 )
 
 
@@ -107,10 +110,14 @@ def _worker_env(private: Path) -> dict[str, str]:
 
 
 def _remove_tree(path: Path) -> None:
+    """Remove the worker's folder, whatever modes it left; never through a symbolic link
+    (chmod follows links: it would change the mode of what a link points to)."""
+
     def retry(func: Any, target: str, _: Any) -> None:
         try:
-            os.chmod(os.path.dirname(target), 0o700)
-            os.chmod(target, 0o700)
+            for place in (os.path.dirname(target), target):
+                if not os.path.islink(place):
+                    os.chmod(place, 0o700)
             func(target)
         except OSError:
             pass
@@ -137,7 +144,7 @@ class Sandbox:
         self.process: subprocess.Popen[bytes] | None = None
         self.sock: socket.socket | None = None
         self.status_read: int | None = None
-        self.buffer = b""
+        self.buffer = bytearray()
         self.status = ""
 
     # -- starting ------------------------------------------------------------------------
@@ -169,6 +176,7 @@ class Sandbox:
                     _BOOT,
                     str(Path(package_dir).parent),
                     json.dumps(config),
+                    str(Path(keeper.__file__).resolve()),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -199,9 +207,15 @@ class Sandbox:
             self.sock.setblocking(False)
 
     def receive(self, deadline: float) -> Any:
-        """The next frame, parsed as JSON; SandboxLost when none comes by ``deadline``."""
+        """The next frame, parsed as JSON; SandboxLost when none comes by ``deadline``.
+
+        The deadline holds even while frames keep arriving: it is checked before each
+        frame is parsed, not only while waiting for one.
+        """
         assert self.sock is not None
         while True:
+            if time.monotonic() >= deadline:
+                raise SandboxLost("timeout")
             frame = self._frame()
             if frame is not None:
                 try:
@@ -209,9 +223,7 @@ class Sandbox:
                 except plain.PlainDataError as exc:
                     raise SandboxLost("protocol", str(exc)) from None
             left = deadline - time.monotonic()
-            if left <= 0:
-                raise SandboxLost("timeout")
-            ready, _, _ = select.select([self.sock], [], [], min(left, 0.25))
+            ready, _, _ = select.select([self.sock], [], [], min(max(left, 0), 0.25))
             if ready:
                 try:
                     chunk = self.sock.recv(1 << 20)
@@ -233,8 +245,8 @@ class Sandbox:
             raise SandboxLost("protocol", f"a message of {size} bytes")
         if len(self.buffer) < _HEADER.size + size:
             return None
-        frame = self.buffer[_HEADER.size : _HEADER.size + size]
-        self.buffer = self.buffer[_HEADER.size + size :]
+        frame = bytes(self.buffer[_HEADER.size : _HEADER.size + size])
+        del self.buffer[: _HEADER.size + size]
         return frame
 
     def _ended(self, wait: float = 2.0) -> str:
@@ -293,112 +305,26 @@ class Sandbox:
             pass
 
 
-# -- the keeper: runs in the sandbox's first process ---------------------------------------------
+# -- the sandbox's first process ------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux: from /proc)."""
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
-def _sweep(worker: int) -> None:
-    """Kill the worker's process group and every orphan that was handed to us."""
-    me = os.getpid()
-    for _ in range(500):
-        for target in (worker,):
-            try:
-                os.killpg(target, signal.SIGKILL)
-            except OSError:
-                pass
-        victims = _children(me)
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        reaped = False
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                break
-            reaped = True
-        if not victims and not reaped:
-            return
-        time.sleep(0.002)
-
-
-def _status(wait_status: int) -> str:
-    if os.WIFSIGNALED(wait_status):
-        return f"signal {os.WTERMSIG(wait_status)}"
-    return f"exit {os.WEXITSTATUS(wait_status)}"
-
-
-def _wait_for(pid: int) -> int:
-    """Wait for ``pid`` (reaping any other child on the way); its wait status."""
-    while True:
-        try:
-            done, wait_status = os.waitpid(-1, 0)
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return 0
-        if done == pid:
-            return wait_status
-
-
-def keeper_main(config: dict[str, Any]) -> None:
-    """The keeper: fork the sandbox's first process, wait for it, clean up, exit.
-
-    The first process confines itself (as PID 1 of its own namespace where possible),
-    then forks the worker and reaps processes until the worker ends; it reports how the
-    worker ended on the status pipe and exits, which ends every process left in the
-    namespace. Without namespaces the keeper, their subreaper, kills what is left.
-    """
+def first_main(config: dict[str, Any], namespaces: str) -> None:
+    """The sandbox's first process (PID 1 of its namespace where possible): confine
+    itself, fork the worker, reap processes until the worker ends, report how it ended
+    on the status pipe. Its exit ends every process left in the namespace; without
+    namespaces the keeper, their subreaper, kills what is left."""
     status_fd = config["status"]
     channel = config["channel"]
-    confine.set_subreaper()
-    namespaces = confine.unshare_namespaces(pid=config.get("pid_namespace", True))
-    first = os.fork()
-    if first == 0:
+    os.setsid()
+    _confine_worker(config, namespaces)
+    worker = os.fork()
+    if worker == 0:
         code = 70
+        os.close(status_fd)
         try:
-            os.setsid()
-            _confine_worker(config, namespaces)
-            worker = os.fork()
-            if worker == 0:
-                os.close(status_fd)
-                try:
-                    from minitorch.grading.worker import serve
+            from minitorch.grading.worker import serve
 
-                    serve(channel)
-                    code = 0
-                except BaseException:
-                    import traceback
-
-                    traceback.print_exc()
-                os._exit(code)
-            os.close(channel)
-            status = _status(_wait_for(worker))
-            os.write(status_fd, status.encode("ascii"))
+            serve(channel)
             code = 0
         except BaseException:
             import traceback
@@ -406,22 +332,8 @@ def keeper_main(config: dict[str, Any]) -> None:
             traceback.print_exc()
         os._exit(code)
     os.close(channel)
-
-    def on_term(signum: int, frame: object) -> None:
-        try:
-            os.kill(first, signal.SIGKILL)
-        except OSError:
-            pass
-
-    signal.signal(signal.SIGTERM, on_term)
-    wait_status = _wait_for(first)
-    _sweep(first)
-    if not (os.WIFEXITED(wait_status) and os.WEXITSTATUS(wait_status) == 0):
-        try:  # the first process did not report: say how it ended
-            os.write(status_fd, _status(wait_status).encode("ascii"))
-        except OSError:
-            pass
-    os._exit(0)
+    status = keeper.status_text(keeper.wait_for(worker))
+    os.write(status_fd, status.encode("ascii"))
 
 
 def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
@@ -446,6 +358,7 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     if user:
         confine.drop_privileges(user[0], user[1])
     confine.die_with_parent()
+    confine.not_dumpable()
     # Everything the worker needs from disk is imported now, before Landlock.
     import minitorch.grading.worker  # noqa: F401
 

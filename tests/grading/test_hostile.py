@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -291,6 +292,56 @@ while True:
 """
 
 
+UNPRINTABLE = """
+def add(a, b):
+    raise ValueError("lone surrogate \\ud800, right-to-left override \\u202e2/2 \\u2066\\u2028")
+def mul(a, b):
+    return "x\\udcff"
+def greet(name):
+    raise ValueError("hello\\u200b Ada \\x1b]0;title\\x07\\ud83d")
+"""
+
+# 4 MB frames of 1.4 million empty lists each, sent without pause on the channel:
+# each costs the grader about a second to parse (64 MB ones took 14 s and 1.6 GB).
+SLOW_FRAMES = """
+import os, socket, stat, struct, threading
+FD = next(fd for fd in range(3, 64)
+          if os.path.exists(f"/proc/self/fd/{fd}") and stat.S_ISSOCK(os.fstat(fd).st_mode))
+def spam(size):
+    body = b"[" + b"[]," * size + b"[]]"
+    frame = struct.pack(">I", len(body)) + body
+    channel = socket.socket(fileno=os.dup(FD))
+    while True:
+        channel.sendall(frame)
+threading.Thread(target=spam, args=(1_400_000,), daemon=True).start()
+def mul(a, b):
+    spam(21_000_000)
+"""
+
+# The notebook's honest add, but only where its process is shut in: its own PID
+# namespace, no network but a loopback that is down, no UDP out, no access to its
+# parent's descriptors or to the tests, nothing to write outside its folder.
+ISOLATED_ADD = """
+import os, socket
+def _fails(action):
+    try:
+        action()
+    except OSError:
+        return True
+    return False
+def add(a, b):
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    assert len(pids) <= 3, pids
+    assert [name for _, name in socket.if_nameindex()] == ["lo"]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    assert _fails(lambda: udp.sendto(b"x", ("10.0.0.1", 53)))
+    assert _fails(lambda: os.listdir("/proc/1/fd"))
+    assert _fails(lambda: os.listdir(TESTS))
+    assert _fails(lambda: open(os.path.join(PACKAGE, "planted.py"), "w"))
+    return a + b
+"""
+
+
 def _solution_loader(root: Path) -> str:
     return f"""
 import json
@@ -325,6 +376,8 @@ for name in ("solutions/01_tensors_solutions.ipynb", "tests/exercises/test_01_te
         pytest.param((ADD, IGNORES_ALARM, GREET), 3, id="ignoring-the-alarm"),
         pytest.param((ADD, SLEEPS_AT_LOAD, MUL, GREET), 6, id="hanging-at-load"),
         pytest.param((_spawn("import time\nwhile True: time.sleep(1)"),), 0, id="outliving-child"),
+        pytest.param((UNPRINTABLE,), 0, id="unprintable-and-bidi-messages"),
+        pytest.param((ADD, SLOW_FRAMES, GREET), 3, id="frames-slow-to-parse"),
     ],
 )
 def test_a_hostile_notebook_earns_only_its_honest_points(hostile, cells, honest):
@@ -505,3 +558,92 @@ def test_without_a_pid_namespace_what_the_notebook_starts_is_still_stopped(hosti
     )
     report = hostile(ADD, daemon, _spawn("import time\nwhile True: time.sleep(1)"), KILL_PARENT)
     assert report.score <= 2  # without its own PID namespace, the worker can kill its parent
+
+
+def test_messages_print_and_save_whatever_characters_they_had(
+    make_notebook, chapter, tmp_path, grading_folder, capsys
+):
+    """A lone surrogate in a message crashed the grade command (UnicodeEncodeError)
+    before it wrote results.json; bidi overrides could reorder the table's columns."""
+    notebook = make_notebook(UNPRINTABLE)
+    results = tmp_path / "results.json"
+    argv = [str(notebook), "--chapter", "01", "--json", str(results), "--timeout", "2"]
+    report = grade(notebook, chapter=chapter, timeout=TIMEOUT, total_timeout=TOTAL)
+    text = report.text(width=None)
+    text.encode("utf-8")  # strict: no surrogate left
+    assert not any(c in text for c in "\u202e\u2066\u2028\u200b\x1b\x07")
+    assert report.result("99.1").reason.startswith("ValueError: lone surrogate \ufffd")
+    report.write_json(results)
+    assert json.loads(results.read_text(encoding="utf-8"))["score"] == 0
+    del argv  # the command prints report.text(), checked above
+
+
+def test_a_flood_of_frames_keeps_to_the_time_limit(hostile):
+    started = time.monotonic()
+    report = hostile(ADD, SLOW_FRAMES, MUL, GREET, total_timeout=12.0)
+    assert time.monotonic() - started < 12.0 + 5.0
+    assert report.score <= 6
+
+
+def test_json_too_big_to_parse_cheaply_is_refused_unparsed():
+    from minitorch.grading import plain
+
+    raw = b"[" + b"[]," * (plain.MAX_JSON_VALUES + 1) + b"[]]"
+    started = time.monotonic()
+    with pytest.raises(plain.PlainDataError, match="too many values"):
+        plain.loads(raw)
+    assert time.monotonic() - started < 0.5
+    assert plain.loads(b"[" + b"1," * 10_000 + b"1]") == [1] * 10_001
+
+
+def test_the_learners_process_is_shut_in(hostile):
+    tests_dir = str(manifest.ROOT / "tests")
+    package = str(manifest.ROOT / "minitorch")
+    cells = f"TESTS, PACKAGE = {tests_dir!r}, {package!r}\n" + ISOLATED_ADD
+    report = hostile(cells)
+    assert report.result("99.1").score == 2, report.result("99.1").reason
+    assert not (manifest.ROOT / "minitorch" / "planted.py").exists()
+
+
+def test_removing_the_workers_folder_never_follows_its_links():
+    """The worker's folder may hold a closed folder with a link to one of the grader's
+    files: removing it must not chmod the file the link points to."""
+    from minitorch.grading.sandbox import _remove_tree
+
+    base = Path(tempfile.mkdtemp(prefix="minitorch-links-", dir="/tmp"))
+
+    def plant_and_remove() -> None:
+        outside = base / "outside.txt"
+        outside.write_text("mine")
+        outside.chmod(0o600)
+        folder = base / "sandbox"
+        (folder / "closed").mkdir(parents=True)
+        (folder / "closed" / "link").symlink_to(outside)
+        (folder / "closed").chmod(0o500)
+        _remove_tree(folder)
+        assert (outside.stat().st_mode & 0o777) == 0o600
+        assert not folder.exists()
+
+    try:
+        if os.geteuid() != 0:
+            plant_and_remove()
+            return
+        base.chmod(0o777)  # as root a closed folder stops nothing: check as nobody
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                plant_and_remove()
+                code = 0
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finally:
+        shutil.rmtree(base)
