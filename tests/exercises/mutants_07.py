@@ -2,7 +2,8 @@
 
 Each mutant replaces the solution region of one exercise (its text is dedented, then put
 at the region's indentation). ``test_07_gpu_mutants.py`` checks that every one of them
-loses points while the solution keeps full marks.
+loses points while the solution keeps full marks, and that every legitimate alternative
+in ``CORRECT`` (same form) keeps them too.
 """
 
 AXPY = {
@@ -43,6 +44,24 @@ AXPY = {
         if jit.blockIdx.x == 1 and jit.threadIdx.x == 0:
             for j in range(n):
                 out[j] = alpha * x[j] + y[j]
+    """,
+    "grid_dim_for_block_dim": """
+        i = jit.blockIdx.x * jit.gridDim.x + jit.threadIdx.x
+        if i < n:
+            out[i] = alpha * x[i] + y[i]
+    """,
+    "alpha_times_the_sum": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            out[i] = alpha * (x[i] + y[i])
+    """,
+    "guard_only_the_reads": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        v = 0.0
+        if i < n:
+            v = alpha * x[i] + y[i]
+        if i < n + jit.blockDim.x - 1:
+            out[min(i, n - 1)] = v
     """,
 }
 
@@ -102,6 +121,59 @@ STRIDED = {
             pa = pa + k * a_strides[d]
             pb = pb + k * b_strides[d]
         out[i] = a[pa] * b[pb]
+    """,
+    "ignores_b_offset": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = jit.int64(i)
+            pa = a_offset
+            pb = 0
+            for d in range(ndim - 1, -1, -1):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "skips_dim_zero": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = jit.int64(i)
+            pa = a_offset
+            pb = b_offset
+            for d in range(ndim - 1, 0, -1):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "divides_before_taking_the_remainder": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = jit.int64(i)
+            pa = a_offset
+            pb = b_offset
+            for d in range(ndim - 1, -1, -1):
+                rest2 = rest // shape[d]
+                k = rest % shape[d] if d == ndim - 1 else rest2 % shape[d]
+                rest = rest2
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[i] = a[pa] * b[pb]
+    """,
+    "writes_out_at_a_position": """
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < n:
+            rest = jit.int64(i)
+            pa = a_offset
+            pb = b_offset
+            for d in range(ndim - 1, -1, -1):
+                k = rest % shape[d]
+                rest = rest // shape[d]
+                pa = pa + k * a_strides[d]
+                pb = pb + k * b_strides[d]
+            out[pa - a_offset] = a[pa] * b[pb]
     """,
 }
 
@@ -189,6 +261,79 @@ BLOCK_SUM = {
         if tid == 0:
             partial[jit.blockIdx.x] = buf[0]
     """,
+    "loads_without_a_guard": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        buf[tid] = x[i]
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "stride_starts_at_the_block_size": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        jit.syncthreads()
+        stride = jit.blockDim.x
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "no_sync_after_the_load": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "stops_one_step_early": """
+        buf = jit.shared_memory(jit.float32, BLOCK)
+        tid = jit.threadIdx.x
+        i = jit.blockIdx.x * BLOCK + tid
+        value = 0.0
+        if i < n:
+            value = x[i]
+        buf[tid] = value
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 1:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        if tid == 0:
+            partial[jit.blockIdx.x] = buf[0]
+    """,
+    "atomic_add_instead_of_a_tree": """
+        i = jit.blockIdx.x * BLOCK + jit.threadIdx.x
+        if i < n:
+            jit.atomic_add(partial, jit.blockIdx.x, x[i])
+    """,
 }
 
 _SOFTMAX_TAIL = """
@@ -253,6 +398,166 @@ SOFTMAX = {
         m = max(m, x[base + j])
     """
     + _SOFTMAX_TAIL,
+    "max_starts_at_zero": """
+        buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        m = 0.0
+        for j in range(tid, ncols, ROW_BLOCK):
+            m = max(m, x[base + j])
+        buf[tid] = m
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        m = buf[0]
+        jit.syncthreads()
+        total = 0.0
+        for j in range(tid, ncols, ROW_BLOCK):
+            total = total + jit.exp(x[base + j] - m)
+        buf[tid] = total
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        total = buf[0]
+        for j in range(tid, ncols, ROW_BLOCK):
+            out[base + j] = jit.exp(x[base + j] - m) / total
+    """,
+    "starts_the_max_at_its_own_column": """
+        buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        m = x[base + tid]
+        for j in range(tid, ncols, ROW_BLOCK):
+            m = max(m, x[base + j])
+        buf[tid] = m
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        m = buf[0]
+        jit.syncthreads()
+        total = 0.0
+        for j in range(tid, ncols, ROW_BLOCK):
+            total = total + jit.exp(x[base + j] - m)
+        buf[tid] = total
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        total = buf[0]
+        for j in range(tid, ncols, ROW_BLOCK):
+            out[base + j] = jit.exp(x[base + j] - m) / total
+    """,
+    "sum_tree_takes_the_max": """
+        buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        m = x[base]
+        for j in range(tid, ncols, ROW_BLOCK):
+            m = max(m, x[base + j])
+        buf[tid] = m
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        m = buf[0]
+        jit.syncthreads()
+        total = 0.0
+        for j in range(tid, ncols, ROW_BLOCK):
+            total = total + jit.exp(x[base + j] - m)
+        buf[tid] = total
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        total = buf[0]
+        for j in range(tid, ncols, ROW_BLOCK):
+            out[base + j] = jit.exp(x[base + j] - m) / total
+    """,
+    "every_thread_starts_at_column_zero": """
+        buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        m = x[base]
+        for j in range(0, ncols, ROW_BLOCK):
+            m = max(m, x[base + j])
+        buf[tid] = m
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        m = buf[0]
+        jit.syncthreads()
+        total = 0.0
+        for j in range(0, ncols, ROW_BLOCK):
+            total = total + jit.exp(x[base + j] - m)
+        buf[tid] = total
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        total = buf[0]
+        for j in range(tid, ncols, ROW_BLOCK):
+            out[base + j] = jit.exp(x[base + j] - m) / total
+    """,
+    "forgets_m_in_the_last_pass": """
+        buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+        tid = jit.threadIdx.x
+        base = jit.blockIdx.x * ncols
+        m = x[base]
+        for j in range(tid, ncols, ROW_BLOCK):
+            m = max(m, x[base + j])
+        buf[tid] = m
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = max(buf[tid], buf[tid + stride])
+            jit.syncthreads()
+            stride = stride // 2
+        m = buf[0]
+        jit.syncthreads()
+        total = 0.0
+        for j in range(tid, ncols, ROW_BLOCK):
+            total = total + jit.exp(x[base + j] - m)
+        buf[tid] = total
+        jit.syncthreads()
+        stride = jit.blockDim.x // 2
+        while stride > 0:
+            if tid < stride:
+                buf[tid] = buf[tid] + buf[tid + stride]
+            jit.syncthreads()
+            stride = stride // 2
+        total = buf[0]
+        for j in range(tid, ncols, ROW_BLOCK):
+            out[base + j] = jit.exp(x[base + j]) / total
+    """,
 }
 
 _TILE_LOAD = """
@@ -313,6 +618,149 @@ MATMUL = {
     if row < m and col < n:
         out[row * n + col] = acc
     """,
+    "k_edge_checked_against_m": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k, TILE):
+            if row < m and start + tx < m:
+                a_tile[ty * TILE + tx] = a[row * k + start + tx]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty < m and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            jit.syncthreads()
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
+    "edge_guard_inclusive": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k, TILE):
+            if row < m and start + tx <= k:
+                a_tile[ty * TILE + tx] = a[row * k + start + tx]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty <= k and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            jit.syncthreads()
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
+    "skips_the_last_partial_tile": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k - k % TILE, TILE):
+            if row < m and start + tx < k:
+                a_tile[ty * TILE + tx] = a[row * k + start + tx]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty < k and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            jit.syncthreads()
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
+    "a_column_from_ty": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k, TILE):
+            if row < m and start + tx < k:
+                a_tile[ty * TILE + tx] = a[row * k + start + ty]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty < k and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            jit.syncthreads()
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
+    "no_first_syncthreads": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k, TILE):
+            if row < m and start + tx < k:
+                a_tile[ty * TILE + tx] = a[row * k + start + tx]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty < k and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
+    "b_row_stride_k": """
+        a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+        tx = jit.threadIdx.x
+        ty = jit.threadIdx.y
+        row = jit.blockIdx.y * TILE + ty
+        col = jit.blockIdx.x * TILE + tx
+        acc = 0.0
+        for start in range(0, k, TILE):
+            if row < m and start + tx < k:
+                a_tile[ty * TILE + tx] = a[row * k + start + tx]
+            else:
+                a_tile[ty * TILE + tx] = 0.0
+            if start + ty < k and col < n:
+                b_tile[ty * TILE + tx] = b[(start + ty) * k + col]
+            else:
+                b_tile[ty * TILE + tx] = 0.0
+            jit.syncthreads()
+            for p in range(TILE):
+                acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+            jit.syncthreads()
+        if row < m and col < n:
+            out[row * n + col] = acc
+    """,
 }
 
 FUSED = {
@@ -353,6 +801,37 @@ FUSED = {
             lines.append(f"t{k} = " + fusion.BINARY[op].format(*names))
     return lines
     """,
+    "op_names_as_calls": """
+        lines = []
+        for k, (op, *operands) in enumerate(steps):
+            names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+            lines.append(f"t{k} = {op}({', '.join(names)})")
+        return lines
+    """,
+    "returns_one_string": """
+        lines = []
+        for k, (op, *operands) in enumerate(steps):
+            table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+            names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+            lines.append(f"t{k} = " + table[op].format(*names))
+        return "\n".join(lines)
+    """,
+    "numbers_keep_their_type": """
+        lines = []
+        for k, (op, *operands) in enumerate(steps):
+            table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+            names = [v if isinstance(v, str) else str(int(v)) for v in operands]
+            lines.append(f"t{k} = " + table[op].format(*names))
+        return lines
+    """,
+    "every_result_is_the_last": """
+        lines = []
+        for k, (op, *operands) in enumerate(steps):
+            table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+            names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+            lines.append("t = " + table[op].format(*names))
+        return lines
+    """,
 }
 
 #: exercise id -> (the function whose solution region is replaced, {name: body}).
@@ -363,4 +842,77 @@ MUTANTS = {
     "07.4": ("softmax_kernel", SOFTMAX),
     "07.5": ("matmul_tiled_kernel", MATMUL),
     "07.6": ("fused_lines", FUSED),
+}
+
+#: Legitimate answers written differently from the solution: each keeps full marks.
+CORRECT = {
+    "07.1": (
+        "axpy_kernel",
+        {
+            "grid_stride_loop": """
+                i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+                step = jit.blockDim.x * jit.gridDim.x
+                while i < n:
+                    out[i] = alpha * x[i] + y[i]
+                    i = i + step
+            """,
+        },
+    ),
+    "07.2": (
+        "strided_mul_kernel",
+        {
+            "divisor_products": """
+                i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+                if i < n:
+                    pa = a_offset
+                    pb = b_offset
+                    size = jit.int64(1)
+                    for d in range(ndim - 1, -1, -1):
+                        k = (jit.int64(i) // size) % shape[d]
+                        size = size * shape[d]
+                        pa = pa + k * a_strides[d]
+                        pb = pb + k * b_strides[d]
+                    out[i] = a[pa] * b[pb]
+            """,
+        },
+    ),
+    "07.3": (
+        "block_sum_kernel",
+        {
+            "interleaved_pairs": """
+                buf = jit.shared_memory(jit.float32, BLOCK)
+                tid = jit.threadIdx.x
+                i = jit.blockIdx.x * jit.blockDim.x + tid
+                if i < n:
+                    buf[tid] = x[i]
+                else:
+                    buf[tid] = 0.0
+                jit.syncthreads()
+                stride = 1
+                while stride < jit.blockDim.x:
+                    if tid % (2 * stride) == 0:
+                        buf[tid] = buf[tid] + buf[tid + stride]
+                    jit.syncthreads()
+                    stride = stride * 2
+                if tid == 0:
+                    partial[jit.blockIdx.x] = buf[0]
+            """,
+        },
+    ),
+    "07.6": (
+        "fused_lines",
+        {
+            "table_by_membership": """
+                out = []
+                for k, step in enumerate(steps):
+                    op, operands = step[0], step[1:]
+                    code = []
+                    for v in operands:
+                        code.append(v if isinstance(v, str) else repr(float(v)))
+                    template = fusion.UNARY[op] if op in fusion.UNARY else fusion.BINARY[op]
+                    out.append("t%d = %s" % (k, template.format(*code)))
+                return out
+            """,
+        },
+    ),
 }

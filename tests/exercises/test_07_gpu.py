@@ -204,13 +204,16 @@ def test_softmax_rows_of_any_length(run):
         _close(out, _softmax_reference(x), f"softmax_kernel on shape {x.shape}", 1e-4, 1e-6)
 
 
-# catches: not subtracting the row max (exp overflows to inf and the row becomes nan)
+# catches: not subtracting the row max (exp overflows to inf and the row becomes nan); a max
+# that starts at 0.0 instead of a value of the row (a row of large negative values then
+# underflows: every exp is 0 and the row becomes nan)
 @exercise("07.4")
 def test_softmax_of_large_values(run):
-    x = (run.rng.standard_normal((2, 40)) * 400).astype(np.float32)
+    x = (run.rng.standard_normal((3, 40)) * 400).astype(np.float32)
     x[1, 3] = 1000.0
+    x[2] = -1000.0 - np.abs(x[2])  # every value of the row far below 0
     out, _, _ = run(softmax_rows, x)
-    _close(out, _softmax_reference(x), "softmax_kernel on values up to 1000", 1e-4, 1e-6)
+    _close(out, _softmax_reference(x), "softmax_kernel on values from -2000 to 1000", 1e-4, 1e-6)
 
 
 # catches: one thread computing the whole row, no syncthreads between reading the max
