@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .checks import as_number, as_tensor
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .random import Generator, rng_of
@@ -187,7 +188,7 @@ def rand(
 ) -> Tensor:
     """Uniform on [0, 1)."""
     array = rng_of(generator).random(as_sizes(size, "rand"))
-    return _finish(array, dtype or get_default_dtype(), device, requires_grad)
+    return _finish(array, _floating(dtype, "rand"), device, requires_grad)
 
 
 def randn(
@@ -199,7 +200,15 @@ def randn(
 ) -> Tensor:
     """Standard normal."""
     array = rng_of(generator).standard_normal(as_sizes(size, "randn"))
-    return _finish(array, dtype or get_default_dtype(), device, requires_grad)
+    return _finish(array, _floating(dtype, "randn"), device, requires_grad)
+
+
+def _floating(dtype: Any, op: str) -> Any:
+    """The dtype of a random float op: floating only (uniform ints would all be 0)."""
+    d = get_default_dtype() if dtype is None else as_dtype(dtype, op)
+    if not d.is_floating_point:
+        raise TypeError(f"{op}: expected a floating point dtype, but got dtype={d}")
+    return d
 
 
 def randint(
@@ -212,6 +221,8 @@ def randint(
     device: Any = None,
 ) -> Tensor:
     """Integers uniform on [low, high)."""
+    as_number(low, "randint", "low", integer=True)
+    as_number(high, "randint", "high", integer=True)
     if not low < high:
         raise RuntimeError(f"randint: expects low < high, but got low={low}, high={high}")
     array = rng_of(generator).integers(low, high, as_sizes((size,), "randint"))
@@ -224,6 +235,7 @@ def randperm(n: int, *, generator: Generator | None = None, device: Any = None) 
 
 
 def _like(fn: Any, t: Tensor, dtype: Any, device: Any, **kwargs: Any) -> Tensor:
+    as_tensor(t, f"{fn.__name__}_like")
     return fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, **kwargs)
 
 
@@ -244,6 +256,7 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    as_tensor(t, "full_like")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device)
 
 

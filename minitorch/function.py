@@ -248,9 +248,10 @@ class Function:
     broadcasting: ClassVar[bool] = False
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
-    #: What the op asks of its tensors' dtypes, checked by ``apply``: "floating" (softmax,
-    #: mean: no integer or bool input), "same" (matmul: all one dtype, as PyTorch's BLAS
-    #: ops), "same floating" (both), or None (anything; most ops promote types).
+    #: What the op asks of its tensors' dtypes, checked by ``apply``: "floating" (softmax:
+    #: no integer or bool input), "same kind" (matmul: no bool, and not integers with
+    #: floats, which PyTorch's BLAS ops refuse; two float dtypes promote), or None
+    #: (anything; most ops promote types).
     dtypes: ClassVar[str | None] = None
     #: The graph-node class this op records (``MulBackward`` for ``Mul``).
     _node_class: ClassVar[type[Node]]
@@ -378,15 +379,15 @@ def check_dtypes(op: str, rule: str, tensors: list) -> None:
                     f"{op}: expected a floating point tensor, but got dtype {t.dtype.name} "
                     f"(shape {t.shape}); convert it with .float() first"
                 )
-    if "same" in rule and tensors:
-        first = tensors[0].dtype
-        for t in tensors[1:]:
-            if t.dtype is not first:
-                raise RuntimeError(
-                    f"{op}: expected both operands to have the same dtype, but got "
-                    f"{first.name} and {t.dtype.name} (shapes {tensors[0].shape} and {t.shape}); "
-                    "convert one with .to(dtype)"
-                )
+    if rule == "same kind" and tensors:
+        kinds = [t.dtype.is_floating_point for t in tensors]
+        if any(t.dtype.name == "bool" for t in tensors) or len(set(kinds)) > 1:
+            dtypes = " and ".join(t.dtype.name for t in tensors)
+            shapes = " and ".join(str(t.shape) for t in tensors)
+            raise RuntimeError(
+                f"{op}: expected operands of the same dtype kind (floating or integer, not "
+                f"bool), but got {dtypes} (shapes {shapes}); convert one with .to(dtype)"
+            )
 
 
 def register_apply_hook(hook: Any) -> RemovableHandle:

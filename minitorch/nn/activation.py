@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..checks import as_number
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -56,9 +57,9 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
+        if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p = as_number(p, "Dropout", "p", low=0.0, high=1.0)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)

@@ -6,6 +6,9 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
+from ..checks import describe
 from .module import Module
 
 
@@ -30,7 +33,7 @@ class Sequential(Module):
         modules = list(self._modules.items())
         if isinstance(index, slice):
             return Sequential(OrderedDict(modules[index]))
-        return modules[index][1]
+        return modules[_position(self, index)][1]
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -55,11 +58,11 @@ class ModuleList(Module):
         modules = list(self._modules.values())
         if isinstance(index, slice):
             return ModuleList(modules[index])
-        return modules[index]
+        return modules[_position(self, index)]
 
     def __setitem__(self, index: int, module: Module) -> None:
-        key = list(self._modules)[index]
-        self._modules[key] = module
+        key = list(self._modules)[_position(self, index)]
+        self.add_module(key, module)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -86,6 +89,8 @@ class ModuleDict(Module):
             self[name] = module
 
     def __getitem__(self, key: str) -> Module:
+        if key not in self._modules:
+            raise KeyError(f"ModuleDict: no module named {key!r} (keys: {list(self._modules)})")
         return self._modules[key]
 
     def __setitem__(self, key: str, module: Module) -> None:
@@ -111,3 +116,13 @@ class ModuleDict(Module):
 
     def items(self) -> Iterable[tuple[str, Module]]:
         return self._modules.items()
+
+
+def _position(container: Module, index: Any) -> int:
+    """A container's index, checked: an int within range (negative counts from the end)."""
+    name, n = type(container).__name__, len(container._modules)
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{name}: index must be an int or a slice, but got {describe(index)}")
+    if not -n <= index < n:
+        raise IndexError(f"{name}: index {index} is out of range for {n} modules")
+    return int(index) % n

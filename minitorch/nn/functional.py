@@ -13,10 +13,11 @@ from typing import Any
 from .. import ops
 from ..autograd import no_grad
 from ..backend import array_module_of
+from ..checks import as_number, as_reduction, as_tensor
 from ..creation import arange, rand, zeros
 from ..function import Context, Function, autocast_inputs
 from ..ops.linalg import matmul_arrays
-from ..shape import as_size
+from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
 
 
@@ -92,8 +93,12 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
-    if not 0.0 <= p <= 1.0:
+    as_tensor(x, "dropout")
+    if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    as_number(p, "dropout", "p", low=0.0, high=1.0)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"dropout: expected a floating point input, but got dtype {x.dtype}")
     if not training or p == 0.0:
         return x
     if p == 1.0:
@@ -105,6 +110,12 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 # --- linear layers ------------------------------------------------------------------------
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias``, with ``weight`` of shape (out_features, in_features)."""
+    as_tensor(x, "linear"), as_tensor(weight, "linear", "weight")
+    if x.ndim == 0 or weight.ndim != 2:
+        raise RuntimeError(
+            f"linear: expected an input with at least 1 dim and a 2-d weight, got shapes "
+            f"{x.shape} and {weight.shape}"
+        )
     if x.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"linear: input has {x.shape[-1]} features (shape {x.shape}) but the weight "
@@ -123,7 +134,7 @@ class Linear(Function):
     directly in W's layout: ``dW = dY.T @ X`` is a fresh (out, in) array, where going through
     the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
 
-    dtypes = "same"
+    dtypes = "same kind"
 
     @staticmethod
     def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
@@ -147,6 +158,7 @@ class Linear(Function):
 
 def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (any shape)."""
+    as_tensor(indices, "embedding", "indices"), as_tensor(weight, "embedding", "weight")
     if indices.dtype.is_floating_point:
         raise TypeError(f"embedding: indices must be integers, got {indices.dtype}")
     n = weight.shape[0]
@@ -174,6 +186,17 @@ def batch_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (dim 1) over the batch and any spatial dims."""
+    as_tensor(x, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(
+            f"batch_norm: expected an input of 2 or more dims (N, C, ...), got shape {x.shape}"
+        )
+    for name, t in (("running_mean", running_mean), ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != x.shape[1]:
+            raise RuntimeError(
+                f"batch_norm: {name} should contain {x.shape[1]} elements (the input's channels, "
+                f"shape {x.shape}), not {t.numel()}"
+            )
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
@@ -208,8 +231,10 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
+    as_tensor(x, "layer_norm")
+    normalized_shape = as_sizes((normalized_shape,), "layer_norm")
     k = len(normalized_shape)
-    if tuple(x.shape[-k:]) != tuple(normalized_shape):
+    if x.ndim < k or tuple(x.shape[x.ndim - k :]) != tuple(normalized_shape):
         raise RuntimeError(
             f"layer_norm: normalized_shape {tuple(normalized_shape)} does not match the last "
             f"dims of the input shape {x.shape}"
@@ -318,6 +343,7 @@ def conv2d(
     dilation: Any = 1,
 ) -> Tensor:
     """2-d cross-correlation as one matrix multiply over im2col columns."""
+    as_tensor(x, "conv2d"), as_tensor(weight, "conv2d", "weight")
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
             f"conv2d: expected 4-d input and weight, got shapes {x.shape} and {weight.shape}"
@@ -427,6 +453,7 @@ class TileGather(Function):
 
 
 def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -> Tensor:
+    as_tensor(x, f"{reduce}_pool2d")
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{reduce}_pool2d: expected a 3-d or 4-d input, got shape {x.shape}")
     batched = x if x.ndim == 4 else x.unsqueeze(0)
@@ -436,6 +463,12 @@ def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -
     n, c, h, w = batched.shape
     oh = _out_size(h, kernel[0], stride[0], padding[0], 1)
     ow = _out_size(w, kernel[1], stride[1], padding[1], 1)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"{reduce}_pool2d: the kernel {kernel} is larger than the padded input "
+            f"{(h + 2 * padding[0], w + 2 * padding[1])} (input shape {x.shape}): the output "
+            f"size ({oh}, {ow}) is too small"
+        )
     if padding == (0, 0) and stride == kernel and h % kernel[0] == 0 and w % kernel[1] == 0:
         # Windows that tile the image: window offset (i, j) of every window is the strided
         # view x[..., i::kh, j::kw], so each pool is a few whole-array ops, no copies.
@@ -464,6 +497,12 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
 
 
 # --- losses -------------------------------------------------------------------------------
+def _loss_inputs(op: str, input: Any, target: Any, reduction: str) -> None:
+    """What every loss checks first: tensors, and a known reduction."""
+    as_tensor(input, op), as_tensor(target, op, "target")
+    as_reduction(reduction, op)
+
+
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "mean":
         return loss.mean()
@@ -475,6 +514,7 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    _loss_inputs("mse_loss", input, target, reduction)
     if input.shape != target.shape:
         raise RuntimeError(
             f"mse_loss: input shape {input.shape} and target shape {target.shape} differ"
@@ -499,6 +539,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log likelihood of class indices; the weighted mean divides by the weights."""
+    _loss_inputs("nll_loss", log_probs, target, reduction)
     log_probs, weight = autocast_inputs("nll_loss", (log_probs, weight))
     losses, weights = _nll_terms(log_probs, target, weight, ignore_index)
     if reduction == "mean":
@@ -509,8 +550,16 @@ def nll_loss(
 
 def _nll_terms(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int):
     """Per-prediction ``-w[t] * logp[t]`` and ``w[t]``, with ignored targets contributing 0."""
-    if target.dtype.is_floating_point:
-        raise TypeError("nll_loss: target must hold class indices (an integer tensor)")
+    if target.dtype.is_floating_point or target.dtype.name == "bool":
+        raise TypeError(
+            f"nll_loss: target must hold class indices (an integer tensor), but got dtype "
+            f"{target.dtype} (shape {target.shape})"
+        )
+    if log_probs.ndim == 0 or target.ndim != log_probs.ndim - 1:
+        raise RuntimeError(
+            f"nll_loss: for an input of shape {log_probs.shape} the class-index target must "
+            f"have {max(log_probs.ndim - 1, 0)} dims, but got shape {target.shape}"
+        )
     rows = _classes_last(log_probs)
     flat = target.reshape(-1)
     if rows.shape[0] != flat.shape[0]:
@@ -547,16 +596,17 @@ def cross_entropy(
     With ``label_smoothing`` e, the target puts ``1 - e`` on the true class and spreads
     ``e`` evenly over all classes. Ignored targets contribute nothing, even when smoothed.
     """
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    _loss_inputs("cross_entropy", input, target, reduction)
+    as_number(label_smoothing, "cross_entropy", "label_smoothing", low=0.0, high=1.0)
     input, target, weight = autocast_inputs("cross_entropy", (input, target, weight))
     log_probs = log_softmax(input, dim=1 if input.ndim > 1 else 0)
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     if target.dtype.is_floating_point:  # class probabilities
         if target.shape != input.shape:
             raise RuntimeError(
-                f"cross_entropy: probability targets must have the input's shape {input.shape}, "
-                f"got {target.shape}"
+                f"cross_entropy: a floating point target ({target.dtype}) holds class "
+                f"probabilities and must have the input's shape {input.shape}, but got shape "
+                f"{target.shape}; class indices must be an integer tensor"
             )
         probs = target * (1 - label_smoothing) + label_smoothing / n_classes
         rows, prob_rows = _classes_last(log_probs), _classes_last(probs)
@@ -593,6 +643,16 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid + binary cross entropy in one stable formula (no log of 0, no overflow)."""
+    op = "binary_cross_entropy_with_logits"
+    _loss_inputs(op, input, target, reduction)
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: target must be a floating point tensor, but got dtype "
+            f"{target.dtype} (shape {target.shape})"
+        )
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None:
+            broadcast_shapes(as_tensor(t, op, name).shape, input.shape, op=f"{op} ({name})")
     if input.shape != target.shape:
         raise ValueError(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same "

@@ -8,13 +8,14 @@ the tree of modules that these registrations build.
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..autograd import no_grad
+from ..checks import as_bool, describe
 from ..dtypes import float16, float32, float64
 from ..hooks import RemovableHandle
-from ..tensor import Tensor
+from ..tensor import Tensor, parse_to
 from .parameter import Parameter
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -87,15 +88,22 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        _check_name("register_parameter", "parameter", name)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"register_parameter: {name!r} must be a Parameter or None")
+            raise TypeError(
+                f"register_parameter: {name!r} must be a Parameter or None, but got "
+                f"{describe(param)}"
+            )
         self._forget(name)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is part of the module's state but not trained (e.g. running means)."""
+        _check_name("register_buffer", "buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None")
+            raise TypeError(
+                f"register_buffer: {name!r} must be a Tensor or None, but got {describe(tensor)}"
+            )
         self._forget(name)
         self._buffers[name] = tensor
         if persistent:
@@ -113,8 +121,7 @@ class Module:
             raise TypeError(
                 f"add_module: module name should be a string, got {type(name).__name__}"
             )
-        if "." in name or name == "":
-            raise KeyError(f'add_module: module name can\'t contain "." or be empty, got {name!r}')
+        _check_name("add_module", "module", name)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"add_module: attribute {name!r} already exists")
         self._forget(name)
@@ -182,7 +189,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Training mode: dropout drops, batch norm uses batch statistics and updates its means."""
         if not isinstance(mode, bool):
-            raise ValueError("train: mode must be a bool")
+            raise ValueError(f"train: mode must be a bool, but got {describe(mode)}")
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
@@ -201,13 +208,25 @@ class Module:
                 param.grad = param.grad.detach() * 0
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        as_bool(requires_grad, "Module.requires_grad_", "requires_grad")
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
 
     # --- devices and dtypes -------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Move/cast every parameter and buffer in place (the Parameter objects stay the same)."""
+        """Move/cast every parameter and buffer in place (the Parameter objects stay the same).
+
+        The target is checked before anything moves, so a bad one leaves the module as it was.
+        """
+        dtype, _ = parse_to(args, kwargs.get("dtype"), kwargs.get("device"), "Module.to")
+        if set(kwargs) - {"dtype", "device"}:
+            raise TypeError(f"Module.to: unexpected keyword arguments {sorted(kwargs)}")
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(
+                f"Module.to: only accepts floating point dtypes, but got dtype={dtype} (it would "
+                "turn the parameters into integers)"
+            )
         for module in self.modules():
             for param in module._parameters.values():
                 if param is not None:
@@ -265,6 +284,11 @@ class Module:
         With ``strict=True`` (the default) missing or unexpected keys are an error that
         lists them; a shape mismatch is always an error.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"load_state_dict: expected state_dict to be dict-like, but got "
+                f"{describe(state_dict)}"
+            )
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -340,3 +364,12 @@ class Module:
         names = set(super().__dir__())
         names.update(self._parameters, self._buffers, self._modules)
         return sorted(names)
+
+
+def _check_name(op: str, kind: str, name: Any) -> None:
+    """A parameter, buffer or child name: a non-empty string without dots (dots separate
+    the levels of ``state_dict`` keys)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{op}: {kind} name should be a string, but got {describe(name)}")
+    if "." in name or name == "":
+        raise KeyError(f'{op}: {kind} name can\'t contain "." or be empty, got {name!r}')

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..checks import as_number
 from ..creation import ones, tensor, zeros
 from ..dtypes import int64
+from ..shape import as_size, as_sizes
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -22,6 +24,11 @@ class _BatchNorm(Module):
         track_running_stats: bool = True,
     ):
         super().__init__()
+        name = type(self).__name__
+        num_features = as_size(num_features, name, "num_features")
+        as_number(eps, name, "eps", low=0.0, low_open=True)
+        if momentum is not None:
+            as_number(momentum, name, "momentum", low=0.0, high=1.0)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
@@ -49,6 +56,11 @@ class _BatchNorm(Module):
             raise ValueError(
                 f"{type(self).__name__}: expected {self.num_features} channels in dim 1, got "
                 f"shape {x.shape}"
+            )
+        if self.training and x.numel() // max(x.shape[1], 1) <= 1:  # before counting the batch
+            raise ValueError(
+                f"{type(self).__name__}: expected more than 1 value per channel when training, "
+                f"got input of shape {x.shape}"
             )
         use_batch_stats = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
@@ -88,8 +100,8 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
+        normalized_shape = as_sizes((normalized_shape,), "LayerNorm")
+        as_number(eps, "LayerNorm", "eps", low=0.0, low_open=True)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:

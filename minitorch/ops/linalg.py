@@ -29,7 +29,7 @@ def matmul_arrays(a: Any, b: Any) -> Any:
 
 
 class MatMul(Function):
-    dtypes = "same"
+    dtypes = "same kind"
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:
