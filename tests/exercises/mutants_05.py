@@ -237,6 +237,10 @@ RUN_NODES = {
             interpreter.run_node(node, env, attrs)
         return [env[v] for v in graph.outputs]
     """,
+    "delegates_through_a_script_module": """
+        out = jit.ScriptModule(graph, attrs)(*inputs)
+        return list(out) if isinstance(out, tuple) else [out]
+    """,
 }
 
 DCE = {
@@ -325,6 +329,9 @@ DCE = {
         g = graph.copy()
         passes._dce_block(g, set(g.outputs))
         return g
+    """,
+    "delegates_through_optimize": """
+        return jit.passes.optimize(graph, fuse=False)
     """,
 }
 
@@ -474,6 +481,9 @@ FOLD = {
         passes._fold_block(g, {}, set())
         return g
     """,
+    "delegates_through_optimize": """
+        return jit.passes.optimize(graph, fuse=False)
+    """,
 }
 
 CSE = {
@@ -617,6 +627,9 @@ CSE = {
         g = graph.copy()
         passes._cse_block(g, {}, {}, set())
         return g
+    """,
+    "delegates_through_optimize": """
+        return jit.passes.optimize(graph, fuse=False)
     """,
 }
 
@@ -839,6 +852,16 @@ GROUPS = {
         from minitorch.jit import fusion
 
         return fusion.group_elementwise(graph)
+    """,
+    "delegates_through_fuse_elementwise": """
+        fused = jit.fusion.fuse_elementwise(graph)
+        by_name = {n.outputs[0].name: n for n in graph.nodes if len(n.outputs) == 1}
+        groups = []
+        for node in fused.nodes:
+            if node.op == "fused":
+                steps = node.kwargs.get("members") or []
+                groups.append([by_name[s] for s in steps if s in by_name])
+        return groups
     """,
 }
 
