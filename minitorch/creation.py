@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .checks import as_number, as_tensor
+from .checks import as_number, as_tensor, describe
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .random import Generator, rng_of
@@ -19,10 +19,12 @@ from .shape import as_size, as_sizes
 from .tensor import Tensor
 
 
-def _finish(array: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
-    """Cast, move to the device and wrap a host array."""
-    target = as_dtype(dtype).np if dtype is not None else array.dtype
-    dev = as_device(device)
+def _finish(
+    array: np.ndarray, dtype: Any, device: Any, requires_grad: bool, op: str = "tensor"
+) -> Tensor:
+    """Cast, move to the device and wrap a host array (``op`` names the caller in errors)."""
+    target = as_dtype(dtype, op).np if dtype is not None else array.dtype
+    dev = as_device(device, op)
     out = backend.get(dev).from_host(array, dev, target)  # a copy, even for 0-d arrays
     t = Tensor._from_array(out)
     t.requires_grad = requires_grad
@@ -54,12 +56,16 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     if array.dtype == object or array.dtype.kind not in "biuf":
         raise TypeError(
             f"tensor: cannot make a tensor from data of mixed or unsupported types "
-            f"(numpy makes it {array.dtype}): {data!r:.80}"
+            f"(numpy makes it {array.dtype}): {describe(data)}"
         )
     if dtype is None:
         dtype = _infer_dtype(data, array)
     return _finish(
-        array, dtype, device or (data.device if isinstance(data, Tensor) else None), requires_grad
+        array,
+        dtype,
+        device or (data.device if isinstance(data, Tensor) else None),
+        requires_grad,
+        op="tensor",
     )
 
 
@@ -109,37 +115,37 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    return _full(size, fill_value, dtype, device, requires_grad, "full")
+
+
+def _full(size: Any, fill_value: Any, dtype: Any, device: Any, requires_grad: Any, op: str):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if np.asarray(fill_value).dtype.kind not in "biuf" or np.ndim(fill_value) != 0:
-        raise TypeError(f"full: fill_value must be a number, got {type(fill_value).__name__}")
+        raise TypeError(f"{op}: fill_value must be a number, got {type(fill_value).__name__}")
     if dtype is None:
         dtype = _infer_dtype(fill_value, np.asarray(fill_value))
-    array = np.full(as_sizes((size,), "full"), fill_value)
-    return _finish(array, dtype, device, requires_grad)
+    array = np.full(as_sizes((size,), op), fill_value)
+    return _finish(array, dtype, device, requires_grad, op=op)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(
-        as_sizes(size, "zeros"), 0.0, dtype=dtype, device=device, requires_grad=requires_grad
-    )
+    return _full(as_sizes(size, "zeros"), 0.0, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(
-        as_sizes(size, "ones"), 1.0, dtype=dtype, device=device, requires_grad=requires_grad
-    )
+    return _full(as_sizes(size, "ones"), 1.0, dtype, device, requires_grad, "ones")
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uninitialised in PyTorch; zeros here, so that nothing depends on leftover memory."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _full(as_sizes(size, "empty"), 0.0, dtype, device, requires_grad, "empty")
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
     n = as_size(n, "eye", "n")
     m = None if m is None else as_size(m, "eye", "m")
-    return _finish(np.eye(n, m), dtype or get_default_dtype(), device, False)
+    return _finish(np.eye(n, m), dtype or get_default_dtype(), device, False, op="eye")
 
 
 def arange(
@@ -169,14 +175,16 @@ def arange(
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
-    return _finish(array, dtype, device, False)
+    return _finish(array, dtype, device, False, op="arange")
 
 
 def linspace(
     start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None
 ) -> Tensor:
     steps = as_size(steps, "linspace", "steps")
-    return _finish(np.linspace(start, end, steps), dtype or get_default_dtype(), device, False)
+    return _finish(
+        np.linspace(start, end, steps), dtype or get_default_dtype(), device, False, op="linspace"
+    )
 
 
 def rand(
@@ -188,7 +196,7 @@ def rand(
 ) -> Tensor:
     """Uniform on [0, 1)."""
     array = rng_of(generator).random(as_sizes(size, "rand"))
-    return _finish(array, _floating(dtype, "rand"), device, requires_grad)
+    return _finish(array, _floating(dtype, "rand"), device, requires_grad, op="rand")
 
 
 def randn(
@@ -200,7 +208,7 @@ def randn(
 ) -> Tensor:
     """Standard normal."""
     array = rng_of(generator).standard_normal(as_sizes(size, "randn"))
-    return _finish(array, _floating(dtype, "randn"), device, requires_grad)
+    return _finish(array, _floating(dtype, "randn"), device, requires_grad, op="randn")
 
 
 def _floating(dtype: Any, op: str) -> Any:
@@ -226,12 +234,17 @@ def randint(
     if not low < high:
         raise RuntimeError(f"randint: expects low < high, but got low={low}, high={high}")
     array = rng_of(generator).integers(low, high, as_sizes((size,), "randint"))
-    return _finish(array, dtype or int64, device, False)
+    return _finish(array, dtype or int64, device, False, op="randint")
 
 
-def randperm(n: int, *, generator: Generator | None = None, device: Any = None) -> Tensor:
+def randperm(
+    n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
+) -> Tensor:
     n = as_size(n, "randperm", "n")
-    return _finish(rng_of(generator).permutation(n), int64, device, False)
+    dtype = int64 if dtype is None else as_dtype(dtype, "randperm")
+    if dtype.name == "bool":
+        raise TypeError(f"randperm: dtype must be numeric, but got dtype={dtype}")
+    return _finish(rng_of(generator).permutation(n), dtype, device, False, op="randperm")
 
 
 def _like(fn: Any, t: Tensor, dtype: Any, device: Any, **kwargs: Any) -> Tensor:

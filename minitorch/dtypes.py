@@ -93,7 +93,9 @@ def as_dtype(value: object, op: str = "dtype") -> dtype:
     if isinstance(value, str) and value in _NAMES:
         return _NAMES[value]
     if value is None or isinstance(value, (builtins.int, builtins.float, list, tuple, dict)):
-        raise TypeError(f"{op}: {value!r} is not a dtype; use e.g. minitorch.float32")
+        raise TypeError(
+            f"{op}: {type(value).__name__} {value!r} is not a dtype; use e.g. minitorch.float32"
+        )
     try:
         return from_numpy_dtype(np.dtype(value))
     except (TypeError, ValueError):

@@ -14,7 +14,9 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__} {seed!r}")
-        self._seed = int(seed)
+        if not -(2**63) <= seed < 2**64:
+            raise ValueError(f"manual_seed: seed must be in [-2**63, 2**64), but got {seed}")
+        self._seed = int(seed) % 2**64  # a negative seed wraps, as PyTorch's does
         self.rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
 

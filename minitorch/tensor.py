@@ -214,6 +214,10 @@ class Tensor:
         inputs: Any = None,
     ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
+        if gradient is not None and not isinstance(gradient, Tensor):
+            raise TypeError(
+                f"backward: gradient must be a Tensor or None, but got {describe(gradient)}"
+            )
         engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
@@ -226,7 +230,10 @@ class Tensor:
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph, in place: it becomes a leaf."""
         if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                f"detach_: can't detach views in-place (this tensor of shape {self.shape} is a "
+                "view of a tensor that requires grad). Use detach() instead."
+            )
         self.grad_fn = None
         self._requires_grad = False
         return self

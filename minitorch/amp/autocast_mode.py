@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import describe
 from ..dtypes import as_dtype, bfloat16, float16, float32, float64, promote_types
 from ..state import autocast as _state
 from ..state import grad as _grad
@@ -76,7 +77,7 @@ def category(op: str, device_type: str) -> str | None:
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
     """Whether autocast is on for tensors of ``device_type`` in this thread."""
-    return device_type in _state.dtypes
+    return _check_device_type(device_type) in _state.dtypes
 
 
 def get_autocast_dtype(device_type: str) -> Any:
@@ -90,7 +91,7 @@ def clear_autocast_cache() -> None:
 
 
 def _check_device_type(device_type: str) -> str:
-    if device_type not in POLICY:
+    if not isinstance(device_type, str) or device_type not in POLICY:
         raise ValueError(
             f"autocast: device_type must be one of {sorted(POLICY)}, got {device_type!r}"
         )
@@ -111,7 +112,9 @@ class autocast:  # noqa: N801 - PyTorch's name
         cache_enabled: bool = True,
     ) -> None:
         self.device_type = _check_device_type(getattr(device_type, "type", device_type))
-        self.fast_dtype = DEFAULT_DTYPE[self.device_type] if dtype is None else as_dtype(dtype)
+        self.fast_dtype = (
+            DEFAULT_DTYPE[self.device_type] if dtype is None else as_dtype(dtype, "autocast")
+        )
         if self.fast_dtype not in (float16, bfloat16):
             raise ValueError(
                 f"autocast: dtype must be minitorch.float16 or minitorch.bfloat16, got "
@@ -144,6 +147,11 @@ class autocast:  # noqa: N801 - PyTorch's name
 
     def __call__(self, func: Callable) -> Callable:
         """Use as a decorator: ``func`` runs inside a fresh region each call."""
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {describe(func)}; use "
+                "`with autocast(...):` to autocast a block"
+            )
         settings = (self.device_type, self.fast_dtype, self.enabled, self.cache_enabled)
 
         @functools.wraps(func)

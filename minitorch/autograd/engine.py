@@ -97,7 +97,8 @@ def grad(
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
+                    f"grad: one of the differentiated Tensors (input {len(result)}, shape "
+                    f"{t.shape}) appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
@@ -148,6 +149,11 @@ def _root_edge(t: Any, i: int) -> tuple:
 
 def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     """The gradient each output starts with: given, or 1 for a scalar output."""
+    for g in grads:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(
+                f"backward: gradients must be Tensors or None, but got {type(g).__name__} {g!r:.40}"
+            )
     if len(grads) != len(outputs):
         raise RuntimeError(
             f"grad can be implicitly created only for scalar outputs; got {len(outputs)} "

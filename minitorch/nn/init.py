@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..autograd import no_grad
+from ..checks import as_tensor
 from ..creation import rand, randn
 from ..random import Generator
 from ..tensor import Tensor
@@ -33,6 +34,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    as_tensor(tensor, "nn.init", "tensor")
     if tensor.ndim < 2:
         raise ValueError(
             f"fan in and fan out need a tensor with at least 2 dims, got shape {tensor.shape}"
@@ -59,6 +61,7 @@ def _fill(tensor: Tensor, values: Tensor) -> Tensor:
 def uniform_(
     tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
+    as_tensor(tensor, "uniform_", "tensor")
     values = rand(*tensor.shape, generator=generator, dtype=tensor.dtype)
     return _fill(tensor, values * (b - a) + a)
 
@@ -66,11 +69,13 @@ def uniform_(
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
+    as_tensor(tensor, "normal_", "tensor")
     values = randn(*tensor.shape, generator=generator, dtype=tensor.dtype)
     return _fill(tensor, values * std + mean)
 
 
 def constant_(tensor: Tensor, value: float) -> Tensor:
+    as_tensor(tensor, "constant_", "tensor")
     return _fill(tensor, value)
 
 

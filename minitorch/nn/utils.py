@@ -6,14 +6,23 @@ import math
 from collections.abc import Iterable
 
 from ..autograd import no_grad
+from ..checks import as_number, as_tensor, describe
 from ..creation import tensor
 from ..ops import maximum, minimum, stack
 from ..tensor import Tensor
 
 
-def _grads(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
+def _grads(parameters: Iterable[Tensor] | Tensor, op: str) -> list[Tensor]:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
+    if not isinstance(parameters, Iterable):
+        raise TypeError(
+            f"{op}: parameters must be a Tensor or an iterable of Tensors, but got "
+            f"{describe(parameters)}"
+        )
+    parameters = list(parameters)
+    for i, p in enumerate(parameters):
+        as_tensor(p, op, f"parameters[{i}]")
     return [p.grad for p in parameters if p.grad is not None]
 
 
@@ -29,9 +38,12 @@ def clip_grad_norm_(
     ``error_if_nonfinite`` is set; otherwise the gradients are scaled by it (becoming
     NaN), exactly as PyTorch does, so that a training loop can notice and skip the step.
     """
-    if not max_norm >= 0:
+    if isinstance(max_norm, (int, float)) and not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm}")
-    grads = _grads(parameters)
+    as_number(max_norm, "clip_grad_norm_", "max_norm", low=0)
+    if not (isinstance(norm_type, (int, float)) and math.isinf(norm_type)):
+        as_number(norm_type, "clip_grad_norm_", "norm_type", low=0, low_open=True)
+    grads = _grads(parameters, "clip_grad_norm_")
     if not grads:
         return tensor(0.0)
     norm_type = float(norm_type)
@@ -57,6 +69,7 @@ def clip_grad_norm_(
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
     """Clamp every gradient element into ``[-clip_value, clip_value]``."""
+    as_number(clip_value, "clip_grad_value_", "clip_value", low=0)
     with no_grad():
-        for g in _grads(parameters):
+        for g in _grads(parameters, "clip_grad_value_"):
             g.copy_(minimum(maximum(g, -clip_value), clip_value))

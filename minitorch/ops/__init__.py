@@ -378,14 +378,58 @@ def _is_basic(item: Any) -> bool:
 def getitem(t: Any, index: Any) -> Any:
     """``t[index]``: a view for ints, slices, None and ``...``; a copy for tensor/list indices."""
     items = index if isinstance(index, tuple) else (index,)
-    for item in items:
-        if isinstance(item, slice) and item.step is not None and item.step <= 0:
-            raise ValueError(
-                "getitem: slice step must be positive (minitorch, like PyTorch, has no flips)"
-            )
+    check_index(items, "getitem")
     if builtins.all(_is_basic(i) for i in items):
         return Slice.apply(t, items)
     return Index.apply(t, index=to_backend_index(items))
+
+
+def check_index(items: tuple, op: str) -> None:
+    """Each item of ``t[index]`` (or ``t[index] = v``) is one PyTorch accepts: an int, a
+    slice of ints with a positive step, None, ``...``, or an integer/bool tensor, array or
+    list. Anything else is an error naming the item, before any work is done."""
+    for item in items:
+        if _is_basic(item) and not isinstance(item, slice):
+            continue
+        if isinstance(item, slice):
+            for part in ("start", "stop", "step"):
+                v = getattr(item, part)
+                if v is not None and (
+                    isinstance(v, (builtins.bool, np.bool_)) or not isinstance(v, (int, np.integer))
+                ):
+                    raise TypeError(
+                        f"{op}: slice indices must be integers or None, but the slice {item} has "
+                        f"{part}={v!r} ({type(v).__name__})"
+                    )
+            if item.step is not None and item.step <= 0:
+                raise ValueError(
+                    f"{op}: slice step must be positive, got {item} (minitorch, like PyTorch, "
+                    "has no flips)"
+                )
+            continue
+        if isinstance(item, (builtins.bool, np.bool_)):
+            continue
+        if isinstance(item, Tensor) or isinstance(item, np.ndarray):
+            kind = item.dtype.np.kind if isinstance(item, Tensor) else item.dtype.kind
+            if kind not in "biu":
+                raise IndexError(
+                    f"{op}: tensors used as indices must be integer or bool tensors, but got "
+                    f"dtype {item.dtype} (shape {tuple(item.shape)})"
+                )
+            continue
+        if isinstance(item, list):
+            kind = np.asarray(item).dtype.kind if item else "i"
+            if kind not in "biu":
+                raise IndexError(
+                    f"{op}: a list used as an index must hold integers or bools, but got "
+                    f"{item!r:.60}"
+                )
+            continue
+        raise IndexError(
+            f"{op}: index {item!r:.40} of type {type(item).__name__} is not valid: only "
+            "integers, slices (`:`), ellipsis (`...`), None and integer or boolean tensors are "
+            "valid indices"
+        )
 
 
 def scatter_add(values: Any, shape: Sequence[int], index: Any, accumulate: bool = True) -> Any:

@@ -130,9 +130,10 @@ IndexPut_._node_class = SetItem._node_class = Copy_._node_class = IndexPut._node
 
 def setitem(t: Any, index: Any, value: Any) -> None:
     """``t[index] = value``, in place."""
-    from . import to_backend_index  # the functional API imports this module
+    from . import check_index, to_backend_index  # the functional API imports this module
 
     items = index if isinstance(index, tuple) else (index,)
+    check_index(items, "setitem")
     _check_value(value, "setitem")
     SetItem.apply(t, value, to_backend_index(items), False)
 

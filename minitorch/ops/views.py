@@ -144,7 +144,10 @@ class AsStrided(ViewFunction):
         if len(size) != len(stride):
             raise RuntimeError(f"as_strided: size {size} and stride {stride} differ in length")
         if offset < 0 or any(s < 0 for s in stride) or any(n < 0 for n in size):
-            raise RuntimeError("as_strided: sizes, strides and the offset must be non-negative")
+            raise RuntimeError(
+                f"as_strided: sizes, strides and the offset must be non-negative, but got size "
+                f"{size}, stride {stride}, storage_offset {offset}"
+            )
         if numel(size):
             last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
             if last >= storage_len:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import as_callable, as_number, describe
 from .optimizer import Optimizer
 
 
@@ -13,6 +14,10 @@ class LRScheduler:
     """Sets each group's ``lr`` from its ``initial_lr`` and the step count ``last_epoch``."""
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        name = type(self).__name__
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{name}: expected an Optimizer, but got {describe(optimizer)}")
+        as_number(last_epoch, name, "last_epoch", low=-1, integer=True)
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -43,6 +48,8 @@ class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch=-1):
+        as_number(step_size, "StepLR", "step_size", low=1, integer=True)
+        as_number(gamma, "StepLR", "gamma")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -54,6 +61,8 @@ class CosineAnnealingLR(LRScheduler):
     """Follow half a cosine from the initial lr down to ``eta_min`` over ``T_max`` epochs."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch=-1):  # noqa: N803
+        as_number(T_max, "CosineAnnealingLR", "T_max", low=1, integer=True)
+        as_number(eta_min, "CosineAnnealingLR", "eta_min")
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
@@ -75,6 +84,8 @@ class LambdaLR(LRScheduler):
         )
         if len(self.lr_lambdas) != n:
             raise ValueError(f"LambdaLR: expected {n} lr_lambdas, got {len(self.lr_lambdas)}")
+        for f in self.lr_lambdas:
+            as_callable(f, "LambdaLR", "lr_lambda")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -95,8 +106,9 @@ class LinearLR(LRScheduler):
         total_iters: int = 5,
         last_epoch: int = -1,
     ):
-        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
-            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
+        as_number(start_factor, "LinearLR", "start_factor", low=0, high=1, low_open=True)
+        as_number(end_factor, "LinearLR", "end_factor", low=0, high=1)
+        as_number(total_iters, "LinearLR", "total_iters", low=1, integer=True)
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
