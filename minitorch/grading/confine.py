@@ -214,8 +214,21 @@ def unreachable(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if _closed_ancestor(p) is not None]
 
 
-def set_limits(limits: dict[str, Any], other_user: bool) -> None:
-    """Resource limits for this process and its children."""
+def nproc_per_user_namespace() -> bool:
+    """Whether RLIMIT_NPROC counts a user's processes per user namespace (Linux 5.14+):
+    then, in the sandbox's own user namespace, it counts only the sandbox's processes."""
+    if not linux():
+        return False
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 14)
+
+
+def set_limits(limits: dict[str, Any], count_processes: bool) -> None:
+    """Resource limits for this process and its children; ``count_processes`` when
+    RLIMIT_NPROC would count only the sandbox's processes (not the grader's)."""
     if resource is None:
         return
 
@@ -235,7 +248,7 @@ def set_limits(limits: dict[str, Any], other_user: bool) -> None:
     limit(resource.RLIMIT_FSIZE, limits.get("file_size"))
     limit(resource.RLIMIT_NOFILE, limits.get("open_files"))
     limit(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
-    if other_user:  # RLIMIT_NPROC counts every process of the user: only for ``nobody``
+    if count_processes:  # RLIMIT_NPROC counts every process of the user (in its namespace)
         limit(resource.RLIMIT_NPROC, limits.get("processes"))
 
 

@@ -406,6 +406,8 @@ def grade(
     :class:`GradingError` when the tests cannot be loaded.
     """
     path = Path(notebook)
+    if path.is_symlink():  # a submission that links to the solutions, or to another's
+        raise NotebookError(f"{path} is a symbolic link: grade the notebook file itself")
     cells = code_cells(path)  # a missing or invalid notebook fails here, with a clear message
     if chapter is None:
         chapter = find_chapter(path)

@@ -100,6 +100,12 @@ def _confine_module() -> Any:
 def main(root: str, config: dict[str, Any]) -> None:
     """Enter the namespaces, fork the first process, wait for it, clean up, exit."""
     status_fd = config["status"]
+    for procs in config.get("cgroups", []):  # the sandbox's cgroups: its children follow
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass
     confine = _confine_module()
     confine.set_subreaper()
     namespaces = confine.unshare_namespaces(pid=config.get("pid_namespace", True))
@@ -118,6 +124,11 @@ def main(root: str, config: dict[str, Any]) -> None:
             traceback.print_exc()
         os._exit(code)
     os.close(config["channel"])
+    try:  # when the cgroup runs out of memory, the kernel kills the learner's code, not us
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("-1000")
+    except OSError:
+        pass
 
     def on_term(signum: int, frame: object) -> None:
         try:

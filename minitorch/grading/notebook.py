@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import linecache
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -52,10 +53,13 @@ def read_notebook(path: str | Path) -> dict[str, Any]:
     try:
         if path.is_dir():
             raise NotebookError(f"{name} is a folder, not a notebook")
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO, /dev/zero: would block or never end
+            raise NotebookError(f"{name} is not a regular file")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+        if len(raw) > MAX_NOTEBOOK_BYTES:
+            size = path.stat().st_size
             raise NotebookError(f"{name} is too big for a notebook ({size // 2**20} MB)")
-        raw = path.read_bytes()
     except FileNotFoundError:
         raise NotebookError(f"no notebook {name}") from None
     except OSError as exc:

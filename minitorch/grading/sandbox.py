@@ -28,6 +28,7 @@ from typing import Any
 
 import minitorch
 from minitorch.grading import confine, keeper, plain
+from minitorch.grading.cgroups import SandboxCgroup
 
 #: The biggest frame the grader accepts from the worker (honest probes send < 1 MB).
 MAX_FRAME = 16 * 2**20
@@ -146,6 +147,8 @@ class Sandbox:
         self.status_read: int | None = None
         self.buffer = bytearray()
         self.status = ""
+        name = f"minitorch-sandbox-{os.getpid()}-{number}-{os.urandom(4).hex()}"
+        self.cgroup = SandboxCgroup(name, limits.memory, limits.processes)
 
     # -- starting ------------------------------------------------------------------------
 
@@ -166,6 +169,7 @@ class Sandbox:
             "hide": self.hide,
             "limits": self.limits.to_dict(),
             "pid_namespace": self.pid_namespace,
+            "cgroups": self.cgroup.create(),
         }
         with open(self.stderr_path, "wb") as stderr:
             self.process = subprocess.Popen(
@@ -292,6 +296,7 @@ class Sandbox:
             if process.poll() is None:
                 process.kill()
             process.wait()
+        self.cgroup.remove()
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -353,7 +358,8 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
             "ordinary user"
         )
     os.chdir(private)
-    confine.set_limits(config["limits"], other_user=bool(user))
+    own_count = bool(user) or (namespaces == "user" and confine.nproc_per_user_namespace())
+    confine.set_limits(config["limits"], count_processes=own_count)
     confine.no_new_privileges()
     if user:
         confine.drop_privileges(user[0], user[1])

@@ -647,3 +647,64 @@ def test_removing_the_workers_folder_never_follows_its_links():
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     finally:
         shutil.rmtree(base)
+
+
+def test_a_notebook_that_is_a_link_is_refused(tmp_path, capsys):
+    """A submission that is a link to the course's solutions (or to another student's
+    notebook) would otherwise be graded as that file."""
+    link = tmp_path / "01_tensors.ipynb"
+    link.symlink_to(manifest.chapter("01").solution)
+    assert main([str(link)]) == 2
+    out, err = capsys.readouterr()
+    assert (
+        out == "" and err == f"error: {link} is a symbolic link: grade the notebook file itself\n"
+    )
+
+
+def test_a_notebook_that_is_not_a_regular_file_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "01_tensors.ipynb"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    started = time.monotonic()
+    assert main([str(fifo)]) == 2
+    assert time.monotonic() - started < 5
+    assert capsys.readouterr().err == f"error: {fifo} is not a regular file\n"
+
+
+# Memory the rlimits do not see: memfd files (not mapped) and other processes.
+MEMORY_IN_MANY_PLACES = """
+import os, time
+def add(a, b):
+    held = 0
+    for _ in range(16):
+        try:
+            fd = os.memfd_create("hoard")
+            os.write(fd, b"x" * (64 << 20))
+        except OSError:
+            break
+        held += 64
+    for _ in range(4):
+        if os.fork() == 0:
+            hog = bytearray(200 << 20)
+            time.sleep(60)
+            os._exit(0)
+    time.sleep(0.5)
+    raise ValueError(f"held {held} MB")
+"""
+
+
+def test_memory_is_limited_for_all_the_sandbox_processes_together(hostile):
+    from minitorch.grading.cgroups import SandboxCgroup
+    from minitorch.grading.sandbox import Limits
+
+    probe = SandboxCgroup(f"minitorch-probe-{os.getpid()}", 2**30, 64)
+    can_limit = bool(probe.create())
+    probe.remove()
+    if not can_limit:
+        pytest.skip("this grader may not create cgroups (not root, none delegated)")
+    limits = Limits(memory=512 << 20)
+    report = hostile(ADD, MEMORY_IN_MANY_PLACES, MUL, GREET, limits=limits, timeout=5.0)
+    reason = report.result("99.1").reason
+    assert "held 1024 MB" not in reason, reason  # 1 GB of memfds, more than the limit
+    assert report.result("99.2").score == 3 and report.result("99.3").score == 1
+    leftover = [p for p in Path("/sys/fs/cgroup").rglob(f"minitorch-sandbox-{os.getpid()}-*")]
+    assert leftover == [], leftover
