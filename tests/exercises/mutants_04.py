@@ -97,6 +97,12 @@ FOUND_INF = {
         grads = [p.grad.clone() for p in parameters if p.grad is not None]
         return bool(check_(grads, 1.0).item()) if grads else False
     """,
+    "norm_of_all_gradients": """
+        grads = [p.grad.detach().numpy().ravel() for p in parameters if p.grad is not None]
+        if not grads:
+            return False
+        return not np.isfinite(np.linalg.norm(np.concatenate(grads)))
+    """,
 }
 
 UPDATE_SCALE = {
