@@ -132,3 +132,13 @@ from .shape import broadcast_shapes
 from .storage import Storage
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``minitorch.distributed`` on first use, as ``torch.distributed`` is reachable after
+    ``import torch`` (imported lazily: most programs never start a process group)."""
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'minitorch' has no attribute {name!r}")

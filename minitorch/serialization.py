@@ -89,6 +89,11 @@ class SerializationError(ValueError):
 # --- save -------------------------------------------------------------------------------
 def save(obj: Any, f: PathOrFile) -> None:
     """Write ``obj`` (e.g. a state dict) to a path, atomically, or to a binary file object."""
+    if not hasattr(f, "write") and not isinstance(f, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"save: f must be a path or a binary file object with write(), but got "
+            f"{type(f).__name__} {f!r:.40}"
+        )
     header, arrays = _encode(obj)
     if hasattr(f, "write"):
         _write(f, header, arrays)
@@ -267,7 +272,7 @@ def load(f: PathOrFile, map_location: str | device | None = None) -> Any:
             f"load: map_location must be None, a device or a string like 'cpu' or 'cuda:0', "
             f"got {type(map_location).__name__}"
         )
-    target = as_device(map_location)
+    target = as_device(map_location, "load")
     name, data = _read(f)
     try:
         root, data_start = _check_file(name, data)
@@ -284,9 +289,19 @@ def _read(f: PathOrFile) -> tuple[str, bytes]:
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError("load: expected a path or a binary file object (opened with 'rb')")
         return str(getattr(f, "name", "<file object>")), bytes(data)
+    if not isinstance(f, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"load: f must be a path or a binary file object with read(), but got "
+            f"{type(f).__name__} {f!r:.40}"
+        )
     path = os.fspath(f)
-    with open(path, "rb") as fh:
-        return str(path), fh.read()
+    try:
+        with open(path, "rb") as fh:
+            return str(path), fh.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"load: no such file: {path!r}") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"load: {path!r} is a directory, not a saved file") from None
 
 
 def _check_file(name: str, data: bytes) -> tuple[Any, int]:

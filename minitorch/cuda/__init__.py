@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from .. import backend as _backend
+from ..device import as_device
 from . import jit
 from .errors import (
     BarrierDivergenceError,
@@ -41,11 +42,11 @@ def enable(device: str = "cuda") -> None:
     """Route ``device``'s elementwise, softmax, sum and matmul ops to this package's kernels."""
     from .dispatch import enable as _enable
 
-    _enable(device)
+    _enable(as_device(device, "cuda.enable").type)
 
 
 def disable(device: str = "cuda") -> None:
     """Undo :func:`enable`: the ops' own forwards run again."""
     from .dispatch import disable as _disable
 
-    _disable(device)
+    _disable(as_device(device, "cuda.disable").type)

@@ -192,6 +192,14 @@ def _seconds(timeout: timedelta | float | None) -> float:
 def _rendezvous(init_method: str | None, rank: int, world_size: int) -> tuple:
     """``(addr, port, rank, world_size)`` from ``env://`` or ``tcp://host:port``."""
     method = init_method or "env://"
+    for name, value in (("rank", rank), ("world_size", world_size)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(
+                f"init_process_group: {name} must be an int, but got {type(value).__name__} "
+                f"{value!r}"
+            )
+    if not isinstance(method, str):
+        raise TypeError(f"init_process_group: init_method must be a str, but got {method!r}")
     if method.startswith("env://"):
         addr = _env("MASTER_ADDR", "127.0.0.1")
         port = int(_env("MASTER_PORT", None))
@@ -203,7 +211,10 @@ def _rendezvous(init_method: str | None, rank: int, world_size: int) -> tuple:
             raise ValueError(f"init_process_group: init_method {method!r} needs tcp://host:port")
         addr, port = url.hostname, url.port
         if rank < 0 or world_size <= 0:
-            raise ValueError("init_process_group: tcp:// needs rank and world_size")
+            raise ValueError(
+                f"init_process_group: tcp:// needs a rank >= 0 and a world_size >= 1, but got "
+                f"rank={rank}, world_size={world_size}"
+            )
     else:
         raise ValueError(
             f"init_process_group: unsupported init_method {method!r}; use 'env://' or "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sized
 
+from ..checks import as_bool, as_number
 from ..creation import randperm
 from ..data.sampler import Sampler
 from ..random import Generator
@@ -63,6 +64,14 @@ class DistributedSampler(Sampler[int]):
                 f"DistributedSampler: Invalid rank {rank}, rank should be in the interval "
                 f"[0, {num_replicas - 1}]"
             )
+        if not hasattr(dataset, "__len__"):
+            raise TypeError(
+                f"DistributedSampler: the dataset must have a length (a Sized), but got "
+                f"{type(dataset).__name__} {dataset!r:.40}"
+            )
+        as_bool(shuffle, "DistributedSampler", "shuffle")
+        as_bool(drop_last, "DistributedSampler", "drop_last")
+        as_number(seed, "DistributedSampler", "seed", integer=True)
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.rank = rank
@@ -90,5 +99,6 @@ class DistributedSampler(Sampler[int]):
         return self.num_samples
 
     def set_epoch(self, epoch: int) -> None:
+        as_number(epoch, "DistributedSampler.set_epoch", "epoch", integer=True)
         """Use the order of ``epoch``: call it at the start of every epoch."""
         self.epoch = epoch

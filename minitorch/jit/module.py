@@ -60,6 +60,13 @@ class ScriptModule(Module):
         return values
 
     def forward(self, *inputs: Any) -> Any:
+        expected = self._graph.inputs
+        if len(inputs) != len(expected):
+            names = ", ".join(v.name for v in expected)
+            raise TypeError(
+                f"{self._name}: this ScriptModule takes {len(expected)} inputs ({names}), but "
+                f"{len(inputs)} were given"
+            )
         return run_graph(self._graph, inputs, self.attr_values())
 
     def with_graph(self, graph: Graph) -> ScriptModule:

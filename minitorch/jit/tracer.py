@@ -248,9 +248,15 @@ def trace(
     from ..nn import Module
     from .module import ScriptModule
 
+    if not callable(fn):
+        raise TypeError(
+            f"trace: expected a function or a Module to trace, but got {type(fn).__name__} "
+            f"{fn!r:.40}"
+        )
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     module = fn if isinstance(fn, Module) else None
     forward = module.forward if module is not None else fn
+    _check_arity(forward, len(inputs), _name_of(fn))
     names = input_names(forward, len(inputs))
     attrs = attr_table(module)
     graph, _, _ = record(fn, inputs, names, attrs)
@@ -259,6 +265,18 @@ def trace(
         check = check if isinstance(check, tuple) else (check,)
         _check(fn, traced, graph, check, names, attrs, check_tolerance)
     return traced
+
+
+def _check_arity(fn: Callable, count: int, name: str) -> None:
+    """The example inputs fill the function's positional parameters: say so when they don't."""
+    try:
+        inspect.signature(fn).bind(*range(count))
+    except TypeError as err:
+        raise TypeError(
+            f"trace: {name} cannot be called with the {count} example input(s) given: {err}"
+        ) from None
+    except ValueError:  # no signature (a builtin): let the call itself tell
+        pass
 
 
 def _name_of(fn: Any) -> str:

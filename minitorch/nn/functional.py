@@ -138,6 +138,11 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
+        if x.ndim == 0 or x.shape[-1] != weight.shape[1]:  # (the graph interpreter calls here)
+            raise ValueError(
+                f"input of shape {tuple(x.shape)} has {x.shape[-1] if x.ndim else 0} features "
+                f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
+            )
         ctx.save_for_backward(x, weight)
         out = matmul_arrays(x, weight.T)
         if bias is not None:
