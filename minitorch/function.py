@@ -249,8 +249,9 @@ class Function:
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
     #: What the op asks of its tensors' dtypes, checked by ``apply``: "floating" (softmax:
-    #: no integer or bool input), "same kind" (matmul: no bool, and not integers with
-    #: floats, which PyTorch's BLAS ops refuse; two float dtypes promote), or None
+    #: no integer or bool input), "same kind" (matmul: no bool, not integers with floats
+    #: and no float16/bfloat16 with another dtype, which PyTorch's BLAS ops refuse; float32
+    #: with float64 promotes), or None
     #: (anything; most ops promote types).
     dtypes: ClassVar[str | None] = None
     #: The graph-node class this op records (``MulBackward`` for ``Mul``).
@@ -381,12 +382,19 @@ def check_dtypes(op: str, rule: str, tensors: list) -> None:
                 )
     if rule == "same kind" and tensors:
         kinds = [t.dtype.is_floating_point for t in tensors]
-        if any(t.dtype.name == "bool" for t in tensors) or len(set(kinds)) > 1:
+        dtypes_seen = {t.dtype for t in tensors}
+        half = any(t.dtype.is_floating_point and t.dtype.itemsize == 2 for t in tensors)
+        if (
+            any(t.dtype.name == "bool" for t in tensors)
+            or len(set(kinds)) > 1
+            or (half and len(dtypes_seen) > 1)  # float16 with float32: autocast was meant
+        ):
             dtypes = " and ".join(t.dtype.name for t in tensors)
             shapes = " and ".join(str(t.shape) for t in tensors)
             raise RuntimeError(
-                f"{op}: expected operands of the same dtype kind (floating or integer, not "
-                f"bool), but got {dtypes} (shapes {shapes}); convert one with .to(dtype)"
+                f"{op}: expected operands of the same dtype kind (floating or integer, not bool; "
+                f"float16/bfloat16 only with themselves), but got {dtypes} (shapes {shapes}); "
+                "convert one with .to(dtype), or run the op under autocast"
             )
 
 

@@ -38,7 +38,10 @@ def gradcheck(
     args = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
     wrt = [i for i, t in enumerate(args) if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
-        raise ValueError("gradcheck: at least one input tensor must have requires_grad=True")
+        raise ValueError(
+            "gradcheck: at least one input tensor must have requires_grad=True, but got "
+            f"inputs {', '.join(type(a).__name__ for a in args)}"
+        )
     for i in wrt:
         t = args[i]
         if t.dtype.name != "float64" or not t.is_leaf:

@@ -63,8 +63,8 @@ class Subset(Dataset[T_co]):
 
     def __getitem__(self, index: int) -> T_co:
         if isinstance(index, list):
-            return self.dataset[[self.indices[i] for i in index]]
-        return self.dataset[self.indices[index]]
+            return self.dataset[[self.indices[_within(i, len(self.indices))] for i in index]]
+        return self.dataset[self.indices[_within(index, len(self.indices))]]
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -108,3 +108,11 @@ def _counts_from_fractions(fractions: Sequence[float], n: int) -> list[int]:
     for i in range(n - sum(counts)):
         counts[i % len(counts)] += 1
     return counts
+
+
+def _within(index: Any, n: int) -> int:
+    """A sample index of a dataset of ``n`` samples, checked (negative counts from the end)."""
+    i = operator.index(index)
+    if not -n <= i < n:
+        raise IndexError(f"Subset: index {i} is out of range for a subset of {n} samples")
+    return i

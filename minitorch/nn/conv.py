@@ -64,10 +64,12 @@ class Conv2d(Module):
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        F._pair(kernel_size, "MaxPool2d", "kernel_size", least=1)
-        F._pair(stride or kernel_size, "MaxPool2d", "stride", least=1)
-        F._pair(padding, "MaxPool2d", "padding")
-        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        name = type(self).__name__
+        stride = kernel_size if stride is None else stride  # (stride=0 is an error, not None)
+        F._pair(kernel_size, name, "kernel_size", least=1)
+        F._pair(stride, name, "stride", least=1)
+        F._pair(padding, name, "padding")
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
     def forward(self, x: Tensor) -> Tensor:
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
