@@ -43,4 +43,9 @@ def initial_seed() -> int:
 
 
 def rng_of(generator: Generator | None) -> np.random.Generator:
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(
+            f"generator must be a minitorch.Generator or None, but got "
+            f"{type(generator).__name__} {generator!r:.40}"
+        )
     return (generator or default_generator).rng

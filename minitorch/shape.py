@@ -86,7 +86,12 @@ def broadcast_index(
 
 
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
-    """Turn a possibly negative dim into ``0 <= dim < ndim``; name the op when out of range."""
+    """Turn a possibly negative dim into ``0 <= dim < ndim``; name the op when out of range
+    or not an int (``dim=0.5`` is refused, not truncated)."""
+    if type(dim) is not int:
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"{op}: dim must be an int, but got {type(dim).__name__} {dim!r}")
+        dim = int(dim)
     lo, hi = -max(ndim, 1), max(ndim, 1) - 1
     if not lo <= dim <= hi:
         raise IndexError(

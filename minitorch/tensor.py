@@ -605,10 +605,10 @@ class Tensor:
         return ops.reshape(self, *shape)
 
     def view_as(self, other: Tensor) -> Tensor:
-        return ops.view(self, other.shape)
+        return ops.view(self, as_tensor(other, "view_as", "other").shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return ops.reshape(self, other.shape)
+        return ops.reshape(self, as_tensor(other, "reshape_as", "other").shape)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return ops.transpose(self, dim0, dim1)
@@ -633,7 +633,7 @@ class Tensor:
         return ops.expand(self, *sizes)
 
     def expand_as(self, other: Tensor) -> Tensor:
-        return ops.expand(self, other.shape)
+        return ops.expand(self, as_tensor(other, "expand_as", "other").shape)
 
     def squeeze(self, dim: int | None = None) -> Tensor:
         return ops.squeeze(self, dim)

@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ..checks import describe
+from ..checks import as_bool, describe
 from ..dtypes import as_dtype, bfloat16, float16, float32, float64, promote_types
 from ..state import autocast as _state
 from ..state import grad as _grad
@@ -124,8 +124,8 @@ class autocast:  # noqa: N801 - PyTorch's name
             raise ValueError(
                 "autocast: cupy has no bfloat16, so CUDA autocast supports float16 only"
             )
-        self.enabled = bool(enabled)
-        self.cache_enabled = bool(cache_enabled)
+        self.enabled = as_bool(enabled, "autocast", "enabled")
+        self.cache_enabled = as_bool(cache_enabled, "autocast", "cache_enabled")
         self._saved: list = []
 
     def __enter__(self) -> autocast:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..checks import as_bool, as_callable, describe
 from ..random import Generator
 from .collate import default_collate, default_convert
 from .dataset import Dataset
@@ -34,6 +35,14 @@ class DataLoader:
         generator: Generator | None = None,
     ) -> None:
         _check_workers(num_workers)
+        if not hasattr(dataset, "__getitem__"):
+            raise TypeError(
+                f"DataLoader: dataset must support indexing (a Dataset, list or tensor), but got "
+                f"{describe(dataset)}"
+            )
+        if collate_fn is not None:
+            as_callable(collate_fn, "DataLoader", "collate_fn")
+        as_bool(drop_last, "DataLoader", "drop_last")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:

@@ -60,6 +60,12 @@ class Subset(Dataset[T_co]):
     def __init__(self, dataset: Dataset[T_co], indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = [operator.index(i) for i in indices]
+        n = len(dataset) if hasattr(dataset, "__len__") else None
+        bad = [i for i in self.indices if n is not None and not -n <= i < n]
+        if bad:
+            raise IndexError(
+                f"Subset: indices {bad[:5]} are out of range for a dataset of {n} samples"
+            )
 
     def __getitem__(self, index: int) -> T_co:
         if isinstance(index, list):

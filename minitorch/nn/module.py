@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..autograd import no_grad
-from ..checks import as_bool, describe
+from ..checks import as_bool, as_callable, describe
 from ..dtypes import float16, float32, float64
 from ..hooks import RemovableHandle
 from ..tensor import Tensor, parse_to
@@ -180,6 +180,7 @@ class Module:
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every submodule (children first) and on self, e.g. to initialise."""
+        as_callable(fn, "Module.apply", "fn")
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -199,6 +200,7 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        as_bool(set_to_none, "Module.zero_grad", "set_to_none")
         for param in self.parameters():
             if param.grad is None:
                 continue
@@ -284,6 +286,7 @@ class Module:
         With ``strict=True`` (the default) missing or unexpected keys are an error that
         lists them; a shape mismatch is always an error.
         """
+        as_bool(strict, "load_state_dict", "strict")
         if not isinstance(state_dict, Mapping):
             raise TypeError(
                 f"load_state_dict: expected state_dict to be dict-like, but got "
@@ -338,10 +341,12 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args)`` runs before forward; it may return replacement args."""
+        as_callable(hook, "register_forward_pre_hook", "hook")
         return RemovableHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args, output)`` runs after forward; it may return a new output."""
+        as_callable(hook, "register_forward_hook", "hook")
         return RemovableHandle(self._forward_hooks, hook)
 
     # --- printing -----------------------------------------------------------------------

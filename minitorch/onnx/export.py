@@ -67,6 +67,11 @@ def export(
     shapes are theirs. A Module is exported in eval mode (as PyTorch does) and left in
     the mode it was in. Returns the ``onnx.ModelProto`` that was written.
     """
+    if not callable(model):
+        raise TypeError(
+            f"onnx.export: model must be a Module or a function of tensors, but got "
+            f"{type(model).__name__} {model!r:.40}"
+        )
     onnx = _import_onnx()
     newest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset_version <= newest:

@@ -331,7 +331,7 @@ def broadcast_to(t: Any, shape: Sequence[int]) -> Any:
 def squeeze(t: Any, dim: int | Sequence[int] | None = None) -> Any:
     if dim is None:
         dims = tuple(range(t.ndim))
-    elif isinstance(dim, int):
+    elif not isinstance(dim, (tuple, list)):
         dims = (normalize_dim(dim, t.ndim, "squeeze"),)
     else:
         dims = tuple(normalize_dim(d, t.ndim, "squeeze") for d in dim)

@@ -93,6 +93,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients of the last backward (they accumulate otherwise)."""
+        as_bool(set_to_none, f"{type(self).__name__}.zero_grad", "set_to_none")
         grads = [p.grad for group in self.param_groups for p in group["params"]]
         grads = [g for g in grads if g is not None]
         if set_to_none:
