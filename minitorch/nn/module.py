@@ -131,6 +131,8 @@ class Module:
 
     # --- walking the tree ---------------------------------------------------------------
     def named_modules(self, prefix: str = "", memo: set | None = None) -> Iterator[tuple]:
+        if not isinstance(prefix, str):
+            raise TypeError(f"named_modules: prefix must be a str, but got {describe(prefix)}")
         memo = set() if memo is None else memo
         if id(self) in memo:
             return

@@ -39,6 +39,12 @@ class Optimizer:
     def _check_group(self, group: dict[str, Any]) -> None:
         """Check one group's hyper-parameters (each optimizer says which values are valid)."""
 
+    def _check_groups(self) -> None:
+        """Before a step changes anything: every group's hyper-parameters are still valid (a
+        scheduler or a hand edit may have set ``lr`` to something else since)."""
+        for group in self.param_groups:
+            self._check_group(group)
+
     def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a group of parameters (and hyper-parameters that override the defaults);
         checked whole before the optimizer changes."""
