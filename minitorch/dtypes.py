@@ -99,7 +99,9 @@ def as_dtype(value: object, op: str = "dtype") -> dtype:
     try:
         return from_numpy_dtype(np.dtype(value))
     except (TypeError, ValueError):
-        raise TypeError(f"{op}: {value!r} is not a dtype; use e.g. minitorch.float32") from None
+        raise TypeError(
+            f"{op}: {type(value).__name__} {value!r} is not a dtype; use e.g. minitorch.float32"
+        ) from None
 
 
 def get_default_dtype() -> dtype:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..checks import as_reduction
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -10,9 +11,7 @@ from .module import Module
 class _Loss(Module):
     def __init__(self, reduction: str = "mean"):
         super().__init__()
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"{type(self).__name__}: unknown reduction {reduction!r}")
-        self.reduction = reduction
+        self.reduction = as_reduction(reduction, type(self).__name__)
 
 
 class MSELoss(_Loss):
