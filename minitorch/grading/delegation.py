@@ -223,6 +223,154 @@ def is_library(filename: str) -> bool:
     return found
 
 
+#: The most callers :func:`_on_behalf_of_learner` walks up.
+_WALK_LIMIT = 64
+_SIGNATURES: dict[str, frozenset[tuple[Any, ...]] | None] = {}
+_GENUINE: dict[int, tuple[CodeType, bool]] = {}
+
+
+def _signature(code: CodeType) -> tuple[Any, ...]:
+    consts = tuple(
+        ("code", c.co_name, c.co_firstlineno) if isinstance(c, CodeType) else repr(c)
+        for c in code.co_consts
+    )
+    return (code.co_name, code.co_firstlineno, code.co_code, code.co_names, consts)
+
+
+def _compiled_from(filename: str) -> frozenset[tuple[Any, ...]] | None:
+    """Signatures of every code object compiling ``filename`` gives (None: unreadable)."""
+    if filename in _SIGNATURES:
+        return _SIGNATURES[filename]
+    found: frozenset[tuple[Any, ...]] | None = None
+    try:
+        if filename.startswith("<frozen ") and filename.endswith(">"):
+            import _imp
+
+            top = _imp.get_frozen_object(filename[len("<frozen ") : -1])
+        else:
+            with open(filename, "rb") as f:
+                top = compile(f.read(), filename, "exec", dont_inherit=True)
+        codes, todo = [], [top]
+        while todo:
+            code = todo.pop()
+            codes.append(_signature(code))
+            todo += [c for c in code.co_consts if isinstance(c, CodeType)]
+        found = frozenset(codes)
+    except Exception:
+        found = None
+    _SIGNATURES[filename] = found
+    return found
+
+
+_IMPORT_ROOTS: tuple[str, ...] | None = None
+
+
+def _import_roots() -> tuple[str, ...]:
+    """Folders modules are imported from (minitorch's parent, site-packages, the
+    standard library), longest first."""
+    global _IMPORT_ROOTS
+    if _IMPORT_ROOTS is None:
+        import minitorch
+
+        roots = {os.path.dirname(os.path.dirname(os.path.abspath(minitorch.__file__)))}
+        for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+            path = sysconfig.get_paths().get(name)
+            if path:
+                roots.add(os.path.abspath(path))
+        ordered = sorted((r.rstrip(os.sep) + os.sep for r in roots), key=len, reverse=True)
+        _IMPORT_ROOTS = tuple(ordered)
+    return _IMPORT_ROOTS
+
+
+_MODULE_NAMES: dict[str, str | None] = {}
+
+
+def _module_name(filename: str) -> str | None:
+    """The module a library file is imported as ("minitorch.shape"), from its path."""
+    if filename not in _MODULE_NAMES:
+        _MODULE_NAMES[filename] = _name_from_path(filename)
+    return _MODULE_NAMES[filename]
+
+
+def _name_from_path(filename: str) -> str | None:
+    path = os.path.abspath(filename)
+    root = next((r for r in _import_roots() if path.startswith(r)), None)
+    if root is None or not path.endswith(".py"):
+        return None
+    parts = path[len(root) : -len(".py")].split(os.sep)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) or None
+
+
+def _genuine(frame: FrameType) -> bool:
+    """Whether the frame runs library code as imported: code that compiling its file
+    gives (not code compiled or forged under a library's file name), with its module's
+    globals (not the library's code re-bound to the learner's names)."""
+    code = frame.f_code
+    filename = code.co_filename
+    if not is_library(filename):
+        return False
+    known = _GENUINE.get(id(code))
+    if known is None or known[0] is not code:
+        signatures = _compiled_from(filename)
+        known = (code, signatures is not None and _signature(code) in signatures)
+        _GENUINE[id(code)] = known
+    if not known[1]:
+        return False
+    if filename.startswith("<frozen"):
+        return True
+    name = _module_name(filename)
+    module = sys.modules.get(name) if name else None
+    return module is None or getattr(module, "__dict__", None) is frame.f_globals
+
+
+_OWNERS: dict[str, str] = {}
+
+
+def _owner(filename: str) -> str:
+    """The top-level package a library file belongs to ("minitorch", "numpy"; "" for
+    Python's own modules)."""
+    if filename not in _OWNERS:
+        _OWNERS[filename] = _owner_of(filename)
+    return _OWNERS[filename]
+
+
+def _owner_of(filename: str) -> str:
+    name = _module_name(filename) if not filename.startswith("<frozen") else None
+    if not name:
+        return ""
+    top = name.partition(".")[0]
+    stdlib = sysconfig.get_paths().get("stdlib", "")
+    in_stdlib = bool(stdlib) and os.path.abspath(filename).startswith(stdlib + os.sep)
+    return "" if in_stdlib and "site-packages" not in filename else top
+
+
+def _on_behalf_of_learner(caller: FrameType | None, package: str, skip: Any = None) -> bool:
+    """Whether a call made by ``caller`` (into ``package``) was made for the learner.
+
+    It was when, walking up the callers, the learner's code comes before minitorch's or
+    ``package``'s own: Python's modules and other packages in between are only the way
+    it went (``unittest.mock``, ``threading``, ``functools``: a learner can hand any
+    callable to them). Code that claims a library's file but is not what that file
+    compiles to counts as the learner's.
+    """
+    for _ in range(_WALK_LIMIT):
+        if caller is None:
+            return False
+        if skip is not None and skip(caller.f_code):
+            caller = caller.f_back
+            continue
+        filename = caller.f_code.co_filename
+        if not is_library(filename):
+            return True
+        owner = _owner(filename)
+        if owner and owner in ("minitorch", package):
+            return not _genuine(caller)  # only where the walk stops does forging pay
+        caller = caller.f_back
+    return False
+
+
 _PACKAGE_DIRS: dict[str, str] = {}
 
 
@@ -297,14 +445,12 @@ class _Watch:
         return hook
 
     def _on_call(self, frame: FrameType) -> None:
-        caller = frame.f_back
-        while caller is not None and self._is_wrapper(caller.f_code):
-            caller = caller.f_back  # a decorator's wrapper around a forbidden function
-        if caller is None or is_library(caller.f_code.co_filename):
-            return
         code = frame.f_code
-        key = (code.co_filename, code.co_name)
         package = _package(frame.f_globals.get("__name__"))
+        # a decorator's wrapper around a forbidden function is skipped
+        if not _on_behalf_of_learner(frame.f_back, package, self._is_wrapper):
+            return
+        key = (code.co_filename, code.co_name)
         for layer in self.layers:
             targets = layer.targets
             label = targets.codes.get(key, {}).get(code.co_firstlineno)
@@ -318,9 +464,9 @@ class _Watch:
         return any(key in layer.targets.wrappers for layer in self.layers)
 
     def _on_c_call(self, frame: FrameType, func: Any) -> None:
-        if is_library(frame.f_code.co_filename):
-            return
         key = _c_key(func)
+        if not _on_behalf_of_learner(frame, _package(key[0])):
+            return
         for layer in self.layers:
             label = layer.targets.c_functions.get(key) or layer.targets.packages.get(
                 _package(key[0])

@@ -39,6 +39,21 @@ DELEGATING = {
     "caught_by_the_learner": "import numpy as np\ndef f(s):\n    try:\n"
     "        np.unravel_index(1, s)\n    except Exception:\n        pass\n    return s\n",
     "torch": "def f(s):\n    import torch\n    return torch.zeros(s).stride()\n",
+    # a library function that calls what it is handed: the forbidden one's caller is a
+    # library's frame, but the learner's code is the next one up
+    "mock_side_effect": "from unittest import mock\nimport minitorch.shape as S\n"
+    "f = mock.Mock(side_effect=S.contiguous_strides)\n",
+    "singledispatch": "import functools, minitorch.shape as S\n"
+    "f = functools.singledispatch(S.contiguous_strides)\n",
+    "numpy_c_function_by_mock": "from unittest import mock\nimport numpy as np\n"
+    "g = mock.Mock(side_effect=np.zeros)\ndef f(s):\n    return g(s).strides\n",
+    # the learner's code under a library's file name: not what that file compiles to
+    "compiled_as_numpy": "import numpy, minitorch.shape as S\n"
+    "exec(compile('def f(s): return S.contiguous_strides(s)', numpy.__file__, 'exec'))\n",
+    "compiled_as_minitorch": "import minitorch.shape as S\n"
+    "exec(compile('def f(s): return S.contiguous_strides(s)', S.__file__, 'exec'))\n",
+    "code_renamed": "import minitorch.shape as S\ndef f(s):\n    return S.contiguous_strides(s)\n"
+    "f.__code__ = f.__code__.replace(co_filename=S.__file__)\n",
 }
 
 

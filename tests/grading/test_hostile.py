@@ -708,3 +708,23 @@ def test_memory_is_limited_for_all_the_sandbox_processes_together(hostile):
     assert report.result("99.2").score == 3 and report.result("99.3").score == 1
     leftover = [p for p in Path("/sys/fs/cgroup").rglob(f"minitorch-sandbox-{os.getpid()}-*")]
     assert leftover == [], leftover
+
+
+# Chapter 01's blank notebook, and three lines that hand two exercises to minitorch's own
+# functions by way of library code (before: 4 of 20 points).
+HIDDEN_DELEGATION = """
+from unittest import mock
+import minitorch.shape as S
+contiguous_strides = mock.Mock(side_effect=S.contiguous_strides)
+exec(compile("def index_to_position(*a): return S.index_to_position(*a)", S.__file__, "exec"))
+"""
+
+
+def test_delegation_through_library_code_earns_nothing(make_notebook, grading_folder):
+    chapter = manifest.chapter("01")
+    cells = [c for _, c in code_cells(Path(chapter.exercise_notebook))]
+    notebook = make_notebook(*cells, HIDDEN_DELEGATION, name="01_tensors.ipynb")
+    report = grade(notebook, chapter=chapter, timeout=5, total_timeout=60)
+    assert report.score == 0
+    for exercise in ("01.1", "01.2"):
+        assert report.result(exercise).reason.startswith("your answer used minitorch's own")
