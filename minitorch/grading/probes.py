@@ -200,6 +200,15 @@ class LearnerError(Exception):
 _KINDS: dict[str, type[LearnerError]] = {}
 
 
+def _one_message(cls: type) -> bool:
+    """Whether ``cls("message")`` works (not so for ExceptionGroup, UnicodeDecodeError)."""
+    try:
+        cls("message")
+    except Exception:
+        return False
+    return True
+
+
 def learner_error(reply: Any) -> LearnerError:
     """A :class:`LearnerError` (also a ValueError, ... as the learner's was) from a reply."""
     if not isinstance(reply, dict):
@@ -208,7 +217,9 @@ def learner_error(reply: Any) -> LearnerError:
     status = status if status in FAILURE_STATUSES else ERROR
     kind = reply.get("kind")
     builtin = getattr(builtins, kind, None) if isinstance(kind, str) else None
-    if not (isinstance(builtin, type) and issubclass(builtin, Exception)):
+    if not (isinstance(builtin, type) and issubclass(builtin, Exception)) or not _one_message(
+        builtin
+    ):
         kind, builtin = "Exception", Exception
     cls = _KINDS.get(kind)
     if cls is None:

@@ -141,3 +141,11 @@ def test_a_probe_reports_delegation_and_the_exercise_gets_no_points():
     assert result.score == 0 and is_delegation(result.reason), result
     result = run_exercise(exercise, LocalRunner(_nb(OWN)))
     assert result.score == 4, result
+
+
+def test_a_recursion_that_never_ends_is_the_learners_bug_not_a_switch_off():
+    """At the recursion limit the watch's own hook raises, and Python drops it: that
+    is not the learner switching the watch off (it said "your answer used
+    sys.setprofile" and took the whole exercise's points)."""
+    with pytest.raises(RecursionError):
+        _calls("def f(s):\n    return f(s)\n")

@@ -728,3 +728,30 @@ def test_delegation_through_library_code_earns_nothing(make_notebook, grading_fo
     assert report.score == 0
     for exercise in ("01.1", "01.2"):
         assert report.result(exercise).reason.startswith("your answer used minitorch's own")
+
+
+ODD_EXCEPTIONS = """
+import sys
+def add(a, b):
+    first, second = ValueError("one"), ValueError("two")
+    first.__cause__, second.__cause__ = second, first
+    first.__context__, second.__context__ = second, first
+    raise first
+def mul(a, b):
+    group = ValueError("leaf")
+    for level in range(3000):
+        group = ExceptionGroup(f"level {level}", [group, ValueError("x")])
+    raise group
+def greet(name):
+    raise UnicodeDecodeError("utf-8", b"\\xff", 0, 1, "bad")
+"""
+
+
+def test_odd_exceptions_are_reported_as_the_learners(hostile):
+    """Exception kinds whose class takes more than a message (ExceptionGroup) made the
+    grader's own code raise TypeError in the judge; cycles of causes must not hang."""
+    report = hostile(ODD_EXCEPTIONS)
+    assert report.score == 0
+    assert report.result("99.1").reason.startswith("ValueError: one")
+    assert report.result("99.2").reason.startswith("ExceptionGroup: level 2999")
+    assert report.result("99.3").reason.startswith("UnicodeDecodeError:")
