@@ -284,8 +284,6 @@ class Function:
         tensors = [a for a in args if isinstance(a, Tensor)]
         if len(tensors) > 1:
             check_same_device(cls.name, tensors)
-        if cls.dtypes is not None:
-            check_dtypes(cls.name, cls.dtypes, tensors)
         node = None
         if _grad.enabled and cls.differentiable:
             for t in tensors:
@@ -296,9 +294,8 @@ class Function:
         try:
             out, raw = cls._compute(ctx, args, kwargs)
         except (ValueError, TypeError, AttributeError) as err:
-            # name what is wrong: an operand that is no tensor, shapes that don't broadcast
-            _check_operands(cls.name, args if cls.broadcasting else args[:1])
-            if cls.broadcasting:
+            if cls.broadcasting:  # explain a shape mismatch in terms of broadcasting
+                _check_operands(cls.name, args)
                 broadcast_shapes(*(t.shape for t in tensors), op=cls.name)
             if isinstance(err, AttributeError):
                 raise
@@ -311,10 +308,20 @@ class Function:
 
     @classmethod
     def _compute(cls, ctx: Context, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-        """Default: raw arrays in, fresh contiguous tensors out. Returns (tensors, arrays)."""
+        """Default: raw arrays in, fresh contiguous tensors out. Returns (tensors, arrays).
+
+        Bad input is named here: dtypes the op does not compute in (``dtypes``), and a first
+        operand that is no tensor (``exp([1.0])``), which ``apply`` reports with the op."""
+        if cls.dtypes is not None:
+            check_dtypes(cls.name, cls.dtypes, [a for a in args if isinstance(a, Tensor)])
         raw = [a._data if isinstance(a, Tensor) else a for a in args]
         forward = cls._kernel(args) if _kernels_registered else cls.forward
-        out = forward(ctx, *raw, **kwargs)
+        try:
+            out = forward(ctx, *raw, **kwargs)
+        except (ValueError, TypeError, AttributeError):
+            if args and not isinstance(args[0], Tensor):
+                _check_operand(args[0])
+            raise
         if isinstance(out, tuple):
             return tuple(Tensor._from_array(o) for o in out), out
         return Tensor._from_array(out), out
@@ -395,6 +402,16 @@ def check_dtypes(op: str, rule: str, tensors: list) -> None:
                 f"{op}: expected operands of the same dtype kind (floating or integer, not bool; "
                 f"float16/bfloat16 only with themselves), but got {dtypes} (shapes {shapes}); "
                 "convert one with .to(dtype), or run the op under autocast"
+            )
+
+
+def _check_operand(a: Any) -> None:
+    """An op's first operand, after its forward failed: a TypeError saying what it was when
+    it is no tensor or number (``apply`` adds the op and the inputs)."""
+    if isinstance(a, (str, bytes)) or a is None or not isinstance(a, (int, float, bool, complex)):
+        if not hasattr(a, "dtype") or isinstance(a, (str, bytes)):
+            raise TypeError(
+                f"unsupported operand type {type(a).__name__} ({a!r:.40}); expected a Tensor"
             )
 
 

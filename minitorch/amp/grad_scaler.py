@@ -200,20 +200,15 @@ class GradScaler:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
-            raise RuntimeError(
-                "GradScaler.step: closure use is not currently supported if GradScaler is enabled."
-            )
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
         self._check_scale("step")
-        state = self._state(optimizer, "step")
+        state = self._state(optimizer)
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if not state["found_inf_per_device"]:
-            raise RuntimeError(
-                "GradScaler.step: no inf checks were recorded for this optimizer (none of its "
-                "parameters has a gradient)."
-            )
+            raise RuntimeError("No inf checks were recorded for this optimizer.")
         retval = None
         if not sum(v.item() for v in state["found_inf_per_device"].values()):
             retval = optimizer.step(*args, **kwargs)

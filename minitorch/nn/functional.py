@@ -191,17 +191,6 @@ def batch_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (dim 1) over the batch and any spatial dims."""
-    as_tensor(x, "batch_norm")
-    if x.ndim < 2:
-        raise ValueError(
-            f"batch_norm: expected an input of 2 or more dims (N, C, ...), got shape {x.shape}"
-        )
-    for name, t in (("running_mean", running_mean), ("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != x.shape[1]:
-            raise RuntimeError(
-                f"batch_norm: {name} should contain {x.shape[1]} elements (the input's channels, "
-                f"shape {x.shape}), not {t.numel()}"
-            )
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
@@ -348,7 +337,6 @@ def conv2d(
     dilation: Any = 1,
 ) -> Tensor:
     """2-d cross-correlation as one matrix multiply over im2col columns."""
-    as_tensor(x, "conv2d"), as_tensor(weight, "conv2d", "weight")
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
             f"conv2d: expected 4-d input and weight, got shapes {x.shape} and {weight.shape}"

@@ -192,7 +192,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Training mode: dropout drops, batch norm uses batch statistics and updates its means."""
         if not isinstance(mode, bool):
-            raise ValueError(f"train: mode must be a bool, but got {describe(mode)}")
+            raise ValueError("train: mode must be a bool")
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self

@@ -58,8 +58,8 @@ class _BatchNorm(Module):
                 f"shape {x.shape}"
             )
         if self.training and x.numel() // max(x.shape[1], 1) <= 1:  # before counting the batch
-            raise ValueError(
-                f"{type(self).__name__}: expected more than 1 value per channel when training, "
+            raise ValueError(  # (F.batch_norm's words: the lesson shows this error)
+                f"batch_norm: expected more than 1 value per channel when training, "
                 f"got input of shape {x.shape}"
             )
         use_batch_stats = self.training or not self.track_running_stats

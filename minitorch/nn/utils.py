@@ -40,7 +40,7 @@ def clip_grad_norm_(
     """
     if isinstance(max_norm, (int, float)) and not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm}")
-    as_number(max_norm, "clip_grad_norm_", "max_norm", low=0)
+    as_number(max_norm, "clip_grad_norm_", "max_norm", low=0, finite=False)  # inf: measure only
     if not (isinstance(norm_type, (int, float)) and math.isinf(norm_type)):
         as_number(norm_type, "clip_grad_norm_", "norm_type", low=0, low_open=True)
     grads = _grads(parameters, "clip_grad_norm_")
@@ -69,7 +69,7 @@ def clip_grad_norm_(
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
     """Clamp every gradient element into ``[-clip_value, clip_value]``."""
-    as_number(clip_value, "clip_grad_value_", "clip_value", low=0)
+    as_number(clip_value, "clip_grad_value_", "clip_value", low=0, finite=False)
     with no_grad():
         for g in _grads(parameters, "clip_grad_value_"):
             g.copy_(minimum(maximum(g, -clip_value), clip_value))

@@ -74,7 +74,6 @@ class Adam(Optimizer):
         Each parameter keeps its own step count (its first gradient may come late, e.g. an
         embedding row), so the bias corrections are per-parameter scalars.
         """
-        self._check_groups()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:

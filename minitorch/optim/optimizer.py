@@ -16,6 +16,24 @@ from ..ops import _foreach_zero_
 from ..tensor import Tensor
 
 
+class ParamGroup(dict):
+    """A parameter group: a dict whose hyper-parameters are checked when set, so that
+    ``group["lr"] = "x"`` (by hand, or a scheduler's junk) fails there, not halfway
+    through the next ``step`` with some groups already updated."""
+
+    def __init__(self, check: Any, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self._check = check
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key != "params":
+            self._check({**self, key: value})
+        super().__setitem__(key, value)
+
+    def __reduce__(self) -> Any:  # copies and pickles are plain dicts
+        return (dict, (dict(self),))
+
+
 class Optimizer:
     """Holds ``param_groups`` (lists of parameters with their hyper-parameters) and ``state``."""
 
@@ -38,12 +56,6 @@ class Optimizer:
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Check one group's hyper-parameters (each optimizer says which values are valid)."""
-
-    def _check_groups(self) -> None:
-        """Before a step changes anything: every group's hyper-parameters are still valid (a
-        scheduler or a hand edit may have set ``lr`` to something else since)."""
-        for group in self.param_groups:
-            self._check_group(group)
 
     def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a group of parameters (and hyper-parameters that override the defaults);
@@ -93,7 +105,7 @@ class Optimizer:
                     f"group (parameter {i}, shape {tuple(p.shape)}, is already in a group)"
                 )
             mine.add(id(p))
-        full = {**self.defaults, **group, "params": params}
+        full = ParamGroup(self._check_group, {**self.defaults, **group, "params": params})
         self._check_group(full)
         self.param_groups.append(full)
 

@@ -51,7 +51,6 @@ class SGD(Optimizer):
     @no_grad()
     def step(self) -> None:
         """One update of every parameter with a gradient: a few multi-tensor ops per group."""
-        self._check_groups()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
