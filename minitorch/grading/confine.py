@@ -265,6 +265,39 @@ def no_new_privileges() -> None:
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+_CAPABILITY_VERSION_3 = 0x20080522
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+
+
+def drop_capabilities() -> None:
+    """Give up every capability, for good. A grader that is not root gets its namespaces
+    by entering a new user namespace, which hands the process every capability *there*:
+    enough to unmount what covers the tests where Landlock does not forbid it."""
+    if not linux():
+        return
+    lib = libc()
+    lib.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for capability in range(64):
+        lib.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    lib.capset(ctypes.byref(header), data)  # best effort, as the rest: Landlock still holds
+
+
 def not_dumpable() -> None:
     """Other processes of the same user (the worker, for its parent) cannot open this
     one's /proc files (its descriptors, its memory) nor ptrace it."""

@@ -370,3 +370,4 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
 
     readable = confine.readable_paths(config["package_dir"])
     confine.landlock(readable, [private, "/dev/null"])
+    confine.drop_capabilities()

@@ -320,7 +320,8 @@ def mul(a, b):
 
 # The notebook's honest add, but only where its process is shut in: its own PID
 # namespace, no network but a loopback that is down, no UDP out, no access to its
-# parent's descriptors or to the tests, nothing to write outside its folder.
+# parent's descriptors or to the tests, nothing to write outside its folder, and no
+# capabilities (a grader that is not root enters a user namespace, which grants them all).
 ISOLATED_ADD = """
 import os, socket
 def _fails(action):
@@ -338,6 +339,8 @@ def add(a, b):
     assert _fails(lambda: os.listdir("/proc/1/fd"))
     assert _fails(lambda: os.listdir(TESTS))
     assert _fails(lambda: open(os.path.join(PACKAGE, "planted.py"), "w"))
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+    assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0, status["CapEff"]
     return a + b
 """
 
