@@ -76,9 +76,20 @@ def _interval(low: Any, high: Any, low_open: bool, high_open: bool) -> str:
     return f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
 
 
-def _is_scalar_tensor(value: Any) -> bool:
-    from .tensor import Tensor
+_TENSOR: list = []
 
+
+def _tensor_class() -> type:
+    """``minitorch.Tensor`` (imported on first use: tensor.py imports this module)."""
+    if not _TENSOR:
+        from .tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
+
+
+def _is_scalar_tensor(value: Any) -> bool:
+    Tensor = _tensor_class()  # noqa: N806
     return isinstance(value, Tensor) and value.numel() == 1 and value.dtype.name != "bool"
 
 
@@ -98,9 +109,7 @@ def as_callable(value: Any, op: str, name: str) -> Callable:
 
 def as_tensor(value: Any, op: str, name: str = "input") -> Any:
     """A Tensor argument, as PyTorch's ``argument 'input' must be Tensor, not list``."""
-    from .tensor import Tensor
-
-    if not isinstance(value, Tensor):
+    if not isinstance(value, _tensor_class()):
         raise TypeError(f"{op}: argument '{name}' must be a Tensor, but got {describe(value)}")
     return value
 

@@ -313,18 +313,18 @@ class Function:
         Bad input is named here: dtypes the op does not compute in (``dtypes``), and a first
         operand that is no tensor (``exp([1.0])``), which ``apply`` reports with the op."""
         if cls.dtypes is not None:
-            check_dtypes(cls.name, cls.dtypes, [a for a in args if isinstance(a, Tensor)])
+            check_dtypes(cls.name, cls.dtypes, args)
         raw = [a._data if isinstance(a, Tensor) else a for a in args]
         forward = cls._kernel(args) if _kernels_registered else cls.forward
         try:
             out = forward(ctx, *raw, **kwargs)
+            if isinstance(out, tuple):
+                return tuple(Tensor._from_array(o) for o in out), out
+            return Tensor._from_array(out), out
         except (ValueError, TypeError, AttributeError):
             if args and not isinstance(args[0], Tensor):
                 _check_operand(args[0])
             raise
-        if isinstance(out, tuple):
-            return tuple(Tensor._from_array(o) for o in out), out
-        return Tensor._from_array(out), out
 
     @classmethod
     def _kernel(cls, args: tuple) -> Any:
@@ -378,8 +378,20 @@ def _check_operands(op: str, args: tuple) -> None:
             raise TypeError(f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40})")
 
 
-def check_dtypes(op: str, rule: str, tensors: list) -> None:
+def check_dtypes(op: str, rule: str, args: tuple) -> None:
     """Refuse dtypes the op does not compute in (``Function.dtypes`` says which)."""
+    first = None
+    for a in args:  # the common case first, quickly: all one float dtype
+        if isinstance(a, Tensor):
+            d = a._data.dtype
+            if first is None:
+                first = d
+            elif d is not first:
+                break
+    else:
+        if first is None or first.kind == "f":
+            return
+    tensors = [a for a in args if isinstance(a, Tensor)]
     if "floating" in rule:
         for t in tensors:
             if not t.dtype.is_floating_point:

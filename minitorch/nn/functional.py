@@ -93,7 +93,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
-    as_tensor(x, "dropout")
+    isinstance(x, Tensor) or as_tensor(x, "dropout")
     if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     as_number(p, "dropout", "p", low=0.0, high=1.0)
@@ -110,7 +110,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 # --- linear layers ------------------------------------------------------------------------
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias``, with ``weight`` of shape (out_features, in_features)."""
-    as_tensor(x, "linear"), as_tensor(weight, "linear", "weight")
+    if not (isinstance(x, Tensor) and isinstance(weight, Tensor)):  # (the hot path: one test)
+        as_tensor(x, "linear"), as_tensor(weight, "linear", "weight")
     if x.ndim == 0 or weight.ndim != 2:
         raise RuntimeError(
             f"linear: expected an input with at least 1 dim and a 2-d weight, got shapes "
@@ -120,11 +121,6 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(
             f"linear: input has {x.shape[-1]} features (shape {x.shape}) but the weight "
             f"expects {weight.shape[1]} (weight shape {weight.shape})"
-        )
-    if x.ndim == 0 or weight.ndim != 2:
-        raise RuntimeError(
-            f"linear: expected an input with at least 1 dim and a 2-d weight, got shapes "
-            f"{x.shape} and {weight.shape}"
         )
     return Linear.apply(x, weight, bias)
 
@@ -225,7 +221,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
-    as_tensor(x, "layer_norm")
+    isinstance(x, Tensor) or as_tensor(x, "layer_norm")
     normalized_shape = as_sizes((normalized_shape,), "layer_norm")
     k = len(normalized_shape)
     if x.ndim < k or tuple(x.shape[x.ndim - k :]) != tuple(normalized_shape):
@@ -446,7 +442,7 @@ class TileGather(Function):
 
 
 def _pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, reduce: str) -> Tensor:
-    as_tensor(x, f"{reduce}_pool2d")
+    isinstance(x, Tensor) or as_tensor(x, f"{reduce}_pool2d")
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{reduce}_pool2d: expected a 3-d or 4-d input, got shape {x.shape}")
     batched = x if x.ndim == 4 else x.unsqueeze(0)

@@ -222,7 +222,7 @@ def clone(a: Any) -> Any:
 
 # --- reductions ---------------------------------------------------------------------------
 def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
-    as_tensor(t, op)
+    isinstance(t, Tensor) or as_tensor(t, op)  # (isinstance first: the hot path)
     if dim is None:
         return None
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
@@ -244,7 +244,7 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
 def _max_or_min(fn: Any, t: Any, dim: int | None, keepdim: bool, op: str) -> Any:
-    as_tensor(t, op)
+    isinstance(t, Tensor) or as_tensor(t, op)  # (isinstance first: the hot path)
     if t.numel() == 0:
         raise RuntimeError(f"{op}: cannot reduce an empty tensor (shape {t.shape})")
     if dim is None:
@@ -264,13 +264,13 @@ def min(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: 
 
 
 def argmax(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
-    as_tensor(t, "argmax")
+    isinstance(t, Tensor) or as_tensor(t, "argmax")  # (isinstance first: the hot path)
     d = None if dim is None else normalize_dim(dim, t.ndim, "argmax")
     return Argmax.apply(t, d, keepdim and d is not None)
 
 
 def argmin(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
-    as_tensor(t, "argmin")
+    isinstance(t, Tensor) or as_tensor(t, "argmin")  # (isinstance first: the hot path)
     d = None if dim is None else normalize_dim(dim, t.ndim, "argmin")
     return Argmin.apply(t, d, keepdim and d is not None)
 
@@ -286,13 +286,13 @@ def any(t: Any) -> Any:  # noqa: A001
 # --- softmax ------------------------------------------------------------------------------
 def softmax(t: Any, dim: int) -> Any:
     """``exp(t) / exp(t).sum(dim)``, computed without overflow."""
-    as_tensor(t, "softmax")
+    isinstance(t, Tensor) or as_tensor(t, "softmax")  # (isinstance first: the hot path)
     return Softmax.apply(t, normalize_dim(dim, t.ndim, "softmax"))
 
 
 def log_softmax(t: Any, dim: int) -> Any:
     """``log(softmax(t, dim))``, computed stably as ``t - logsumexp(t, dim)``."""
-    as_tensor(t, "log_softmax")
+    isinstance(t, Tensor) or as_tensor(t, "log_softmax")  # (isinstance first: the hot path)
     return LogSoftmax.apply(t, normalize_dim(dim, t.ndim, "log_softmax"))
 
 
@@ -303,13 +303,13 @@ def matmul(a: Any, b: Any) -> Any:
 
 # --- views --------------------------------------------------------------------------------
 def view(t: Any, *shape: Any) -> Any:
-    as_tensor(t, "view")
+    isinstance(t, Tensor) or as_tensor(t, "view")  # (isinstance first: the hot path)
     return View.apply(t, as_sizes(shape, "view", allow_infer=True))
 
 
 def reshape(t: Any, *shape: Any) -> Any:
     """Like view, but copies when the layout makes a view impossible."""
-    as_tensor(t, "reshape")
+    isinstance(t, Tensor) or as_tensor(t, "reshape")  # (isinstance first: the hot path)
     target = infer_size(as_sizes(shape, "reshape", allow_infer=True), numel(t.shape), "reshape")
     if view_strides(t.shape, t.stride(), target) is None:
         t = clone(t)
@@ -317,12 +317,12 @@ def reshape(t: Any, *shape: Any) -> Any:
 
 
 def permute(t: Any, *dims: Any) -> Any:
-    as_tensor(t, "permute")
+    isinstance(t, Tensor) or as_tensor(t, "permute")  # (isinstance first: the hot path)
     return Permute.apply(t, _dim_list(dims, "permute"))
 
 
 def transpose(t: Any, dim0: int, dim1: int) -> Any:
-    as_tensor(t, "transpose")
+    isinstance(t, Tensor) or as_tensor(t, "transpose")  # (isinstance first: the hot path)
     dims = list(range(t.ndim))
     d0, d1 = normalize_dim(dim0, t.ndim, "transpose"), normalize_dim(dim1, t.ndim, "transpose")
     if t.ndim == 0:  # dims 0 and -1 both name the single "virtual" dim of a scalar
@@ -332,17 +332,17 @@ def transpose(t: Any, dim0: int, dim1: int) -> Any:
 
 
 def expand(t: Any, *sizes: Any) -> Any:
-    as_tensor(t, "expand")
+    isinstance(t, Tensor) or as_tensor(t, "expand")  # (isinstance first: the hot path)
     return Expand.apply(t, as_sizes(sizes, "expand", allow_infer=True))
 
 
 def broadcast_to(t: Any, shape: Sequence[int]) -> Any:
-    as_tensor(t, "broadcast_to")
+    isinstance(t, Tensor) or as_tensor(t, "broadcast_to")  # (isinstance first: the hot path)
     return Expand.apply(t, tuple(shape))
 
 
 def squeeze(t: Any, dim: int | Sequence[int] | None = None) -> Any:
-    as_tensor(t, "squeeze")
+    isinstance(t, Tensor) or as_tensor(t, "squeeze")  # (isinstance first: the hot path)
     if dim is None:
         dims = tuple(range(t.ndim))
     elif not isinstance(dim, (tuple, list)):
@@ -353,12 +353,12 @@ def squeeze(t: Any, dim: int | Sequence[int] | None = None) -> Any:
 
 
 def unsqueeze(t: Any, dim: int) -> Any:
-    as_tensor(t, "unsqueeze")
+    isinstance(t, Tensor) or as_tensor(t, "unsqueeze")  # (isinstance first: the hot path)
     return Unsqueeze.apply(t, normalize_dim(dim, t.ndim + 1, "unsqueeze"))
 
 
 def flatten(t: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
-    as_tensor(t, "flatten")
+    isinstance(t, Tensor) or as_tensor(t, "flatten")  # (isinstance first: the hot path)
     if t.ndim == 0:
         return reshape(t, (1,))
     start = normalize_dim(start_dim, t.ndim, "flatten")
@@ -378,7 +378,7 @@ def as_strided(
 
     The offset defaults to ``t``'s own, as in PyTorch.
     """
-    as_tensor(t, "as_strided")
+    isinstance(t, Tensor) or as_tensor(t, "as_strided")  # (isinstance first: the hot path)
     offset = t.storage_offset() if storage_offset is None else storage_offset
     return AsStrided.apply(t, size, stride, offset, len(t.untyped_storage()))
 
