@@ -11,7 +11,8 @@ Everything here is best effort and layered; what a platform lacks is skipped:
   use TCP and may not signal processes outside itself.
 - Resource limits: memory, file size, open files, CPU time, no core files; processes
   when it runs as another user.
-- An unprivileged user (``nobody``) when the grader runs as root.
+- An unprivileged user id of its own (not in the user database) when the grader runs
+  as root.
 """
 
 from __future__ import annotations

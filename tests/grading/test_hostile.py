@@ -758,3 +758,41 @@ def test_odd_exceptions_are_reported_as_the_learners(hostile):
     assert report.result("99.1").reason.startswith("ValueError: one")
     assert report.result("99.2").reason.startswith("ExceptionGroup: level 2999")
     assert report.result("99.3").reason.startswith("UnicodeDecodeError:")
+
+
+# Children that hold a process each, forked until the limit says no.
+HOLDS_PROCESSES = """
+import os, time
+def add(a, b):
+    while True:
+        try:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        except OSError:
+            time.sleep(0.01)
+"""
+
+
+def test_a_fork_bomb_leaves_a_notebook_graded_at_the_same_time_alone(
+    make_notebook, chapter, grading_folder
+):
+    """As root every sandbox ran as ``nobody``, and the process limit counts a user's
+    processes: one student's fork bomb kept another's sandbox, graded at the same time,
+    from starting at all (no report)."""
+    import threading
+
+    bomb = make_notebook(HOLDS_PROCESSES, name="bomb/99_fixture.ipynb")
+    honest = make_notebook(ADD, MUL, GREET)
+    done = []
+    thread = threading.Thread(
+        target=lambda: done.append(grade(bomb, chapter=chapter, timeout=12.0, total_timeout=TOTAL))
+    )
+    thread.start()
+    try:
+        time.sleep(2.5)  # the bomb holds every process it may have
+        report = grade(honest, chapter=chapter, timeout=TIMEOUT, total_timeout=TOTAL)
+    finally:
+        thread.join()
+    assert report.score == 6, report.text(width=None)
+    assert done and done[0].score == 0
