@@ -248,11 +248,11 @@ class Function:
     broadcasting: ClassVar[bool] = False
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
-    #: What the op asks of its tensors' dtypes, checked by ``apply``: "floating" (softmax:
+    #: What the op asks of its tensors' dtypes, checked by ``_compute``: "floating" (softmax:
     #: no integer or bool input), "same kind" (matmul: no bool, not integers with floats
     #: and no float16/bfloat16 with another dtype, which PyTorch's BLAS ops refuse; float32
-    #: with float64 promotes), or None
-    #: (anything; most ops promote types).
+    #: with float64 promotes), "numeric" (sub: no bool tensor), or None (anything; most
+    #: ops promote types).
     dtypes: ClassVar[str | None] = None
     #: The graph-node class this op records (``MulBackward`` for ``Mul``).
     _node_class: ClassVar[type[Node]]
@@ -392,6 +392,13 @@ def check_dtypes(op: str, rule: str, args: tuple) -> None:
         if first is None or first.kind == "f":
             return
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if rule == "numeric":
+        for t in tensors:
+            if t.dtype.name == "bool":
+                raise RuntimeError(
+                    f"{op}: not supported with a bool tensor (shape {t.shape}); use ~ or "
+                    "logical_not to invert a mask, or convert it with .int() or .float()"
+                )
     if "floating" in rule:
         for t in tensors:
             if not t.dtype.is_floating_point:

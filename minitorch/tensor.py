@@ -303,6 +303,7 @@ class Tensor:
     def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
         """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``
         (the point where a gradient is ready: DDP starts its all-reduce here)."""
+        as_callable(hook, "register_post_accumulate_grad_hook", "hook")
         if self.grad_fn is not None:
             raise RuntimeError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..checks import as_bool
 from ..state import anomaly, forward_trace  # noqa: F401 - re-exported
 from .grad_mode import _GradModeManager
 
@@ -36,7 +37,7 @@ class set_detect_anomaly(_GradModeManager):  # noqa: N801 - PyTorch's name
 
     def __init__(self, mode: bool) -> None:
         self.prev = _state.enabled
-        self.mode = bool(mode)
+        self.mode = as_bool(mode, "set_detect_anomaly", "mode")
         _state.enabled = self.mode
 
     def __call__(self, fn: Any) -> Any:

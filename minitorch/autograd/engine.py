@@ -60,7 +60,7 @@ def backward(
         raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
     capture = _Capture(roots, targets)
     _run(roots, grads, retain_graph, create_graph, capture)
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(bool(create_graph)):
         for t, g in zip(targets, capture.caught, strict=True):
             if g is not None:
                 _accumulate_into(t, g, create_graph, set())
@@ -274,7 +274,7 @@ def _run(
     # numpy warnings, is the tool for finding them.
     _callbacks.stack.append([])
     try:
-        with set_grad_enabled(create_graph), np.errstate(all="ignore"):
+        with set_grad_enabled(bool(create_graph)), np.errstate(all="ignore"):
             while ready:
                 fn = ready.pop()
                 results = run.node(fn, pending.pop(fn, None))

@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import as_bool
 from ..state import grad
 
 _state = grad  # the thread-local switch, kept in the leaf module minitorch.state
@@ -77,7 +78,7 @@ class set_grad_enabled(_GradModeManager):  # noqa: N801 - PyTorch's name
 
     def __init__(self, mode: bool) -> None:
         self.prev = _state.enabled
-        self.mode = bool(mode)
+        self.mode = as_bool(mode, "set_grad_enabled", "mode")
         _state.enabled = self.mode
 
     def __call__(self, fn: Callable) -> Callable:

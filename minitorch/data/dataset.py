@@ -90,6 +90,11 @@ def random_split(
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _counts_from_fractions(lengths, n)
+    if any(isinstance(length, float) for length in lengths):
+        raise ValueError(
+            f"random_split: fractional lengths must sum to 1, but {list(lengths)} sum to "
+            f"{sum(lengths)}"
+        )
     lengths = [operator.index(length) for length in lengths]
     if sum(lengths) != n:
         raise ValueError(

@@ -16,6 +16,8 @@ class ReLU(Module):
 class GELU(Module):
     def __init__(self, approximate: str = "none"):
         super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
     def forward(self, x: Tensor) -> Tensor:

@@ -90,6 +90,13 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = as_size(num_embeddings, "Embedding", "num_embeddings")
         self.embedding_dim = as_size(embedding_dim, "Embedding", "embedding_dim")
+        if padding_idx is not None:
+            as_size(padding_idx, "Embedding", "padding_idx", allow_negative=True)
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise ValueError(
+                    f"Embedding: padding_idx must be within num_embeddings ({num_embeddings}), "
+                    f"got {padding_idx}"
+                )
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         self.padding_idx = padding_idx

@@ -549,7 +549,13 @@ def _nll_terms(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_
             f"nll_loss: for an input of shape {log_probs.shape} the class-index target must "
             f"have {max(log_probs.ndim - 1, 0)} dims, but got shape {target.shape}"
         )
+    as_number(ignore_index, "nll_loss", "ignore_index", integer=True)
     rows = _classes_last(log_probs)
+    if weight is not None and tuple(weight.shape) != (rows.shape[1],):
+        raise RuntimeError(
+            f"nll_loss: weight should hold one value for each of the {rows.shape[1]} classes "
+            f"(shape ({rows.shape[1]},)), but got shape {weight.shape}"
+        )
     flat = target.reshape(-1)
     if rows.shape[0] != flat.shape[0]:
         raise RuntimeError(

@@ -98,6 +98,7 @@ class Add(Function):
 
 class Sub(Function):
     broadcasting = True
+    dtypes = "numeric"  # PyTorch refuses a - b with a bool tensor (use ~ or logical_xor)
 
     @staticmethod
     def forward(ctx: Context, a: Any, b: Any) -> Any:

@@ -103,6 +103,12 @@ CASES = [
         RuntimeError,
         r"where: .*boolean.*float32",
     ),
+    (
+        "sub of a bool mask",
+        lambda: 1 - (mt.ones(2) > 0),
+        RuntimeError,
+        r"sub: not supported with a bool tensor",
+    ),
     ("exp of a list", lambda: mt.exp([1.0]), RuntimeError, r"exp: unsupported operand type list"),
     ("sqrt of a str", lambda: mt.sqrt("a"), RuntimeError, r"sqrt: unsupported operand type str"),
     ("log of None", lambda: mt.log(None), RuntimeError, r"log: unsupported operand type NoneType"),
@@ -445,6 +451,13 @@ CASES = [
         TypeError,
         r"uniform_: argument 'tensor' .*list",
     ),
+    ("GELU approximate junk", lambda: nn.GELU(approximate="x"), ValueError, r"GELU: .*'x'"),
+    (
+        "Embedding padding_idx 7 of 4",
+        lambda: nn.Embedding(4, 2, padding_idx=7),
+        ValueError,
+        r"Embedding: padding_idx .*7",
+    ),
     # --- losses
     (
         "cross_entropy a list target",
@@ -475,6 +488,18 @@ CASES = [
         lambda: F.nll_loss(mt.ones(2, 3), mt.ones(2, 3)),
         TypeError,
         r"nll_loss: .*float32",
+    ),
+    (
+        "nll_loss ignore_index float",
+        lambda: F.nll_loss(mt.ones(2, 3), mt.tensor([0, 1]), ignore_index=0.5),
+        TypeError,
+        r"nll_loss: ignore_index .*0\.5",
+    ),
+    (
+        "cross_entropy weight for 2 of 3 classes",
+        lambda: nn.CrossEntropyLoss(weight=mt.ones(2))(mt.ones(2, 3), mt.tensor([0, 2])),
+        RuntimeError,
+        r"nll_loss: weight .*3 classes.*\(2,\)",
     ),
     (
         "mse_loss a list target",
@@ -561,6 +586,19 @@ CASES = [
         RuntimeError,
         r"detach_: .*\(1,\)",
     ),
+    (
+        "post-accumulate hook an int",
+        lambda: mt.ones(2, requires_grad=True).register_post_accumulate_grad_hook(3),
+        TypeError,
+        r"register_post_accumulate_grad_hook: hook .*int",
+    ),
+    ("set_grad_enabled str", lambda: mt.set_grad_enabled("yes"), TypeError, r"set_grad_enabled"),
+    (
+        "set_detect_anomaly str",
+        lambda: mt.autograd.set_detect_anomaly("yes"),
+        TypeError,
+        r"set_detect_anomaly: mode .*'yes'",
+    ),
     # --- serialization and jit
     ("save to an int", lambda: mt.save(mt.ones(2), 3), TypeError, r"save: .*int"),
     (
@@ -632,6 +670,12 @@ CASES = [
         lambda: mt.data.DataLoader([1, 2], collate_fn=3),
         TypeError,
         r"DataLoader: collate_fn .*int",
+    ),
+    (
+        "random_split fractions over 1",
+        lambda: mt.data.random_split(list(range(10)), [0.5, 0.6]),
+        ValueError,
+        r"random_split: .*\[0\.5, 0\.6\]",
     ),
     ("Subset index 5 of 3", lambda: mt.data.Subset([1, 2, 3], [5]), IndexError, r"Subset: .*\[5\]"),
 ]
