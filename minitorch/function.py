@@ -374,8 +374,6 @@ def _check_operands(op: str, args: tuple) -> None:
                 f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40}); "
                 "expected a Tensor or a number"
             )
-        if isinstance(a, (str, bytes)) or a is None:
-            raise TypeError(f"{op}: unsupported operand type {type(a).__name__} ({a!r:.40})")
 
 
 def check_dtypes(op: str, rule: str, args: tuple) -> None:
@@ -427,11 +425,9 @@ def check_dtypes(op: str, rule: str, args: tuple) -> None:
 def _check_operand(a: Any) -> None:
     """An op's first operand, after its forward failed: a TypeError saying what it was when
     it is no tensor or number (``apply`` adds the op and the inputs)."""
-    if isinstance(a, (str, bytes)) or a is None or not isinstance(a, (int, float, bool, complex)):
-        if not hasattr(a, "dtype") or isinstance(a, (str, bytes)):
-            raise TypeError(
-                f"unsupported operand type {type(a).__name__} ({a!r:.40}); expected a Tensor"
-            )
+    if isinstance(a, (int, float, bool, complex)) or hasattr(a, "dtype"):
+        return  # a number, or an array: not what went wrong
+    raise TypeError(f"unsupported operand type {type(a).__name__} ({a!r:.40}); expected a Tensor")
 
 
 def register_apply_hook(hook: Any) -> RemovableHandle:
