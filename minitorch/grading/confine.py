@@ -176,6 +176,40 @@ def expose(paths: Iterable[str], stash: str) -> None:
             libc().umount2(place.encode(), 2)  # MNT_DETACH
 
 
+MS_REMOUNT = 32
+_KEPT_FLAGS = (
+    {  # statvfs flag -> mount flag, kept when remounting read-only
+        os.ST_NOSUID: MS_NOSUID,
+        os.ST_NODEV: MS_NODEV,
+        os.ST_NOEXEC: MS_NOEXEC,
+        1024: 1024,  # noatime
+        2048: 2048,  # nodiratime
+        4096: 1 << 21,  # relatime
+    }
+    if hasattr(os, "ST_NOSUID")
+    else {}
+)
+
+
+def read_only(paths: Iterable[str]) -> None:
+    """Make ``paths`` read-only in this mount namespace, whatever their modes: nothing
+    the learner's code does can change Python, its packages or the course (a
+    ``sitecustomize`` or a ``.pth`` file the next grading run would import), even where
+    Landlock is missing and the folders are writable for it."""
+    chosen: list[str] = []
+    for path in sorted({os.path.abspath(p) for p in paths if os.path.isdir(p)}):
+        if not any(path == c or path.startswith(c.rstrip(os.sep) + os.sep) for c in chosen):
+            chosen.append(path)
+    for path in chosen:
+        try:
+            flags = os.statvfs(path).f_flag
+            kept = sum(ms for st, ms in _KEPT_FLAGS.items() if flags & st)
+            _mount(path, path, None, MS_BIND | MS_REC, None)
+            _mount("none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None)
+        except OSError:
+            pass
+
+
 def private_mounts(
     hide: Iterable[str],
     scratch: str,
@@ -183,13 +217,15 @@ def private_mounts(
     needed: Iterable[str] = (),
     stash: str = "",
     proc: bool = True,
+    fixed: Iterable[str] = (),
 ) -> None:
-    """Cover ``hide`` with empty read-only folders, ``scratch`` with a 256 MB tmpfs, and
-    (with ``proc``) /proc with this PID namespace's own; make ``needed`` reachable for
-    ``owner``."""
+    """Make ``fixed`` read-only, cover ``hide`` with empty read-only folders, ``scratch``
+    with a 256 MB tmpfs, and (with ``proc``) /proc with this PID namespace's own; make
+    ``needed`` reachable for ``owner``."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     if owner is not None and stash:
         expose(needed, stash)
+    read_only(fixed)
     for path in hide:
         if os.path.isdir(path):
             try:

@@ -796,3 +796,28 @@ def test_a_fork_bomb_leaves_a_notebook_graded_at_the_same_time_alone(
         thread.join()
     assert report.score == 6, report.text(width=None)
     assert done and done[0].score == 0
+
+
+def test_without_landlock_python_and_the_course_are_still_read_only(hostile, monkeypatch):
+    """Where Landlock is missing and the venv is writable for the learner's user (chmod'd,
+    or the grader is not root), a .pth file planted there would run in the next grading
+    run: the sandbox's own mount namespace makes them read-only."""
+    if not os.access(sys.prefix, os.W_OK):
+        pytest.skip(f"cannot make a folder in {sys.prefix} to plant into")
+    monkeypatch.setattr(Sandbox, "landlock", False)
+    writable = Path(tempfile.mkdtemp(prefix="minitorch-writable-", dir=sys.prefix))
+    writable.chmod(0o777)
+    planted = writable / "planted.pth"
+    try:
+        cells = (
+            f"PLANTED = {str(planted)!r}\n"
+            "def add(a, b):\n"
+            "    open(PLANTED, 'w').write('import os')\n"
+            "    return a + b\n"
+        )
+        report = hostile(cells, MUL, GREET)
+        assert not planted.exists()
+        assert report.result("99.1").score == 0 and report.result("99.2").score == 3
+        assert "Read-only file system" in report.result("99.1").reason
+    finally:
+        shutil.rmtree(writable)
