@@ -48,6 +48,7 @@ def backward(
     ``inputs`` limits accumulation to those tensors.
     """
     outputs = _as_tuple(tensors)
+    create_graph = bool(create_graph)  # (grad mode takes a bool only)
     grads = _make_grads(outputs, _as_tuple(grad_tensors, len(outputs)), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
@@ -60,7 +61,7 @@ def backward(
         raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
     capture = _Capture(roots, targets)
     _run(roots, grads, retain_graph, create_graph, capture)
-    with set_grad_enabled(bool(create_graph)):
+    with set_grad_enabled(create_graph):
         for t, g in zip(targets, capture.caught, strict=True):
             if g is not None:
                 _accumulate_into(t, g, create_graph, set())
@@ -86,6 +87,7 @@ def grad(
             raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    create_graph = bool(create_graph)  # (grad mode takes a bool only)
     grads = _make_grads(outs, _as_tuple(grad_outputs, len(outs)), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
@@ -274,7 +276,7 @@ def _run(
     # numpy warnings, is the tool for finding them.
     _callbacks.stack.append([])
     try:
-        with set_grad_enabled(bool(create_graph)), np.errstate(all="ignore"):
+        with set_grad_enabled(create_graph), np.errstate(all="ignore"):
             while ready:
                 fn = ready.pop()
                 results = run.node(fn, pending.pop(fn, None))
