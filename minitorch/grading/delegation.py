@@ -13,15 +13,25 @@ libraries* (the learner's cells, an alias of the function, a copy captured befor
 a function re-created after ``importlib.reload``, a class attribute rebound to it) is
 recorded; when the probe ends the probe fails with "your answer used minitorch's own
 contiguous_strides: write it yourself", and the runner gives the whole exercise no points.
-Calls made from inside minitorch, numpy, the standard library (or any installed package)
-stay allowed: ``minitorch.tensor(values).view(shape)`` computes contiguous strides on the
-learner's behalf, and that is not delegation.
+Calls minitorch (or the forbidden function's own package, numpy say) makes stay allowed:
+``minitorch.tensor(values).view(shape)`` computes contiguous strides on the learner's
+behalf, and that is not delegation. Library code that only passes the call along (the
+standard library's ``unittest.mock``, ``functools``, ``threading``; other packages) does
+not make it the library's: the walk up the callers goes on to the learner's code.
 
 How it works: ``sys.setprofile`` (and ``threading.setprofile``) watch the ``call`` and
 ``c_call`` events; a callee matches a forbidden Python function by its code's location
 (``co_filename``, ``co_name``, ``co_firstlineno``, which a reload or a rebinding keeps), a
-forbidden C function by module and qualified name. The caller is the frame below the
-callee's: it must be code that lives outside the libraries for the call to count.
+forbidden C function by module and qualified name. The callers are walked up from the
+callee: the call counts when the learner's code comes before minitorch's (or the
+callee package's) own, and a frame counts as minitorch's only if its code is what
+compiling its file gives and it runs with its module's globals (code compiled under a
+library's file name is the learner's).
+
+Limits: the watch runs in the learner's process, so it catches answers that delegate,
+not a student who attacks the watch itself: a thread started before the probe (it has
+no profile hook), clearing the watch's records, ctypes. Those take code that reaches
+into the grader, which a look at the notebook shows.
 
 What ``forbid`` accepts (each may be wrapped in :class:`Forbidden` to give its label):
 
