@@ -140,6 +140,8 @@ class autocast:  # noqa: N801 - PyTorch's name
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if not self._saved:
+            raise RuntimeError("autocast: __exit__ without a matching __enter__")
         _state.dtypes, _state.cache_enabled = self._saved.pop()
         _state.depth -= 1
         if _state.depth == 0:

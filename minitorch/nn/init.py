@@ -49,7 +49,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    return max(fan_in if mode == "fan_in" else fan_out, 1)  # a zero-element weight: no-op
 
 
 def _fill(tensor: Tensor, values: Tensor) -> Tensor:

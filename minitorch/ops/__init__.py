@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import as_tensor
+from ..checks import as_bool, as_tensor
 from ..dtypes import as_dtype, result_type
 from ..dtypes import bool as bool_
 from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
@@ -233,11 +233,16 @@ def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
 
 def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001
     np_dtype = None if dtype is None else as_dtype(dtype).np
-    return Sum.apply(t, _dims(t, dim, "sum"), keepdim, np_dtype)
+    return Sum.apply(t, _dims(t, dim, "sum"), _keepdim(keepdim, "sum"), np_dtype)
 
 
 def mean(t: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return Mean.apply(t, _dims(t, dim, "mean"), keepdim)
+    return Mean.apply(t, _dims(t, dim, "mean"), _keepdim(keepdim, "mean"))
+
+
+def _keepdim(keepdim: Any, op: str) -> bool:
+    """A reduction's ``keepdim``: a bool (``keepdim="x"`` would otherwise count as True)."""
+    return keepdim if keepdim.__class__ is builtins.bool else as_bool(keepdim, op, "keepdim")
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -249,7 +254,7 @@ def _max_or_min(fn: Any, t: Any, dim: int | None, keepdim: bool, op: str) -> Any
         raise RuntimeError(f"{op}: cannot reduce an empty tensor (shape {t.shape})")
     if dim is None:
         return fn.apply(t, None, False)
-    values, indices = fn.apply(t, normalize_dim(dim, t.ndim, op), keepdim)
+    values, indices = fn.apply(t, normalize_dim(dim, t.ndim, op), _keepdim(keepdim, op))
     return values_indices(values, indices)
 
 
@@ -266,13 +271,13 @@ def min(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: 
 def argmax(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     isinstance(t, Tensor) or as_tensor(t, "argmax")  # (isinstance first: the hot path)
     d = None if dim is None else normalize_dim(dim, t.ndim, "argmax")
-    return Argmax.apply(t, d, keepdim and d is not None)
+    return Argmax.apply(t, d, _keepdim(keepdim, "argmax") and d is not None)
 
 
 def argmin(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     isinstance(t, Tensor) or as_tensor(t, "argmin")  # (isinstance first: the hot path)
     d = None if dim is None else normalize_dim(dim, t.ndim, "argmin")
-    return Argmin.apply(t, d, keepdim and d is not None)
+    return Argmin.apply(t, d, _keepdim(keepdim, "argmin") and d is not None)
 
 
 def all(t: Any) -> Any:  # noqa: A001

@@ -546,6 +546,8 @@ CASES = [
     ("flatten dim 0.5", lambda: _x23().flatten(0.5), TypeError, r"flatten: dim .*0\.5"),
     ("softmax dim None", lambda: mt.softmax(_x23(), None), TypeError, r"softmax: dim .*None"),
     ("max dim str", lambda: mt.max(_x23(), "a"), TypeError, r"max: dim .*'a'"),
+    ("max keepdim str", lambda: _x23().max(0, keepdim="x"), TypeError, r"max: keepdim .*'x'"),
+    ("sum keepdim str", lambda: _x23().sum(0, keepdim="no"), TypeError, r"sum: keepdim .*'no'"),
     ("view_as a list", lambda: mt.ones(2).view_as([1, 2]), TypeError, r"view_as: .*list"),
     (
         "as_strided negative stride",
@@ -836,6 +838,7 @@ def test_the_checks_keep_pytorch_s_valid_spellings():
     assert (mt.ones(2, 2) @ mt.ones(2, 2).double()).dtype is mt.float64  # float32/64 promote
     mt.manual_seed(-1)  # negative seeds wrap, as in PyTorch
     nn.utils.clip_grad_norm_([_p(2)], float("inf"))  # max_norm=inf: only measure the norm
+    assert nn.Linear(0, 2)(mt.ones(1, 0)).shape == (1, 2)  # an empty layer, as in PyTorch
     assert mt.randperm(4, dtype=mt.int32).dtype is mt.int32
 
 
