@@ -26,7 +26,7 @@ class _BatchNorm(Module):
         super().__init__()
         name = type(self).__name__
         num_features = as_size(num_features, name, "num_features")
-        as_number(eps, name, "eps", low=0.0, low_open=True)
+        as_number(eps, name, "eps", low=0.0)
         if momentum is not None:
             as_number(momentum, name, "momentum", low=0.0, high=1.0)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
@@ -101,7 +101,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
         super().__init__()
         normalized_shape = as_sizes((normalized_shape,), "LayerNorm")
-        as_number(eps, "LayerNorm", "eps", low=0.0, low_open=True)
+        as_number(eps, "LayerNorm", "eps", low=0.0)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
