@@ -28,10 +28,15 @@ callee package's) own, and a frame counts as minitorch's only if its code is wha
 compiling its file gives and it runs with its module's globals (code compiled under a
 library's file name is the learner's).
 
+Threads: a probe's threads get the hook from ``threading.setprofile``; a thread the
+notebook starts while it loads (a worker serving requests from a queue, say) gets
+:func:`_dormant` (see :func:`watching_new_threads`), which hands each event to the hook
+while a guard is active.
+
 Limits: the watch runs in the learner's process, so it catches answers that delegate,
-not a student who attacks the watch itself: a thread started before the probe (it has
-no profile hook), clearing the watch's records, ctypes. Those take code that reaches
-into the grader, which a look at the notebook shows.
+not a student who attacks the watch itself: switching a thread's hook off, clearing the
+watch's records, ctypes. Those take code that reaches into the grader, which a look at
+the notebook shows.
 
 What ``forbid`` accepts (each may be wrapped in :class:`Forbidden` to give its label):
 
@@ -507,6 +512,25 @@ class _Watch:
 
 
 _WATCH = _Watch()
+
+
+def _dormant(frame: FrameType, event: str, arg: Any) -> None:
+    """The profile hook of threads started while a notebook loads: the watch's hook while
+    a guard is active, nothing otherwise."""
+    if _WATCH.layers:
+        _WATCH.hook(frame, event, arg)
+
+
+@contextmanager
+def watching_new_threads() -> Iterator[None]:
+    """Threads started inside the block (by a notebook as it loads) keep :func:`_dormant`
+    as their profile hook, so a probe's guard also sees the calls they make for it."""
+    saved = threading.getprofile()
+    threading.setprofile(_dormant)
+    try:
+        yield
+    finally:
+        threading.setprofile(saved)
 
 
 def _label_of(obj: Any, targets: Targets) -> str:

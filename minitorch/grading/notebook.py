@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from minitorch.grading.delegation import watching_new_threads
 from minitorch.grading.errors import NotebookError
 from minitorch.grading.namespace import CellFailure, Namespace
 from minitorch.grading.timelimit import TimeLimitExceeded, time_limit
@@ -195,7 +196,7 @@ def load_cells(
     failures: list[CellFailure] = []
     filenames: dict[str, int] = {}
     skip_cells = skip_cells or {}
-    with _loading():
+    with _loading(), watching_new_threads():
         for number, source in cells:
             if number in skip_cells:
                 failures.append(CellFailure(number, skip_cells[number], "", source))

@@ -70,6 +70,27 @@ def test_delegation_is_caught_however_reached(how):
     assert is_delegation(str(caught.value)) and str(caught.value).endswith("write it yourself")
 
 
+def test_a_thread_the_notebook_started_while_loading_is_watched_too():
+    # catches: a worker thread started by a cell (before any probe, so threading.setprofile
+    # in the probe never reaches it) calling minitorch's own function for the answer
+    source = (
+        "import queue, threading, minitorch.shape as S\n"
+        "jobs, answers = queue.Queue(), queue.Queue()\n"
+        "def serve():\n"
+        "    while True:\n"
+        "        answers.put(S.contiguous_strides(jobs.get()))\n"
+        "threading.Thread(target=serve, daemon=True).start()\n"
+        "def f(s):\n"
+        "    jobs.put(s)\n"
+        "    return answers.get(timeout=5)\n"
+    )
+    with pytest.raises(Delegated) as caught:
+        _calls(source)
+    assert "contiguous_strides" in str(caught.value)
+    own = source.replace("S.contiguous_strides(jobs.get())", "tuple(jobs.get())")
+    assert _calls(own) == (2, 3)  # the same worker doing its own work is fine
+
+
 def test_calls_the_package_makes_for_the_learner_are_allowed():
     # minitorch.zeros computes contiguous strides itself: not the learner's call
     source = "import minitorch\ndef f(s):\n    return tuple(minitorch.zeros(*s).shape)\n"
