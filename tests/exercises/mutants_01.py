@@ -1009,3 +1009,283 @@ CORRECT = {
         """,
     },
 }
+
+
+# --- A second round, written fresh from the exercise text (red team) ----------------------
+ROUND_2 = {
+    "01.1": {
+        "zero_size_resets_the_product": """
+            def contiguous_strides(shape):
+                strides, step = [], 1
+                for size in reversed(shape):
+                    strides.append(step)
+                    step = 1 if size == 0 else step * size
+                return tuple(reversed(strides))
+        """,
+        "three_dims_at_most": """
+            def contiguous_strides(shape):
+                sizes = [max(s, 1) for s in shape]
+                if len(shape) == 0:
+                    return ()
+                if len(shape) == 1:
+                    return (1,)
+                if len(shape) == 2:
+                    return (sizes[1], 1)
+                return (sizes[-2] * sizes[-1], sizes[-1], 1)
+        """,
+        "delegates_to_byte_strides": """
+            import numpy as _np
+
+            def contiguous_strides(shape):
+                return tuple(int(s) for s in _np.empty(shape, dtype=_np.uint8).strides)
+        """,
+    },
+    "01.2": {
+        "offset_added_per_dim": """
+            def index_to_position(index, strides, offset=0):
+                position = 0
+                for i, s in zip(index, strides):
+                    position += offset + i * s
+                return position
+        """,
+        "scalar_at_position_zero": """
+            def index_to_position(index, strides, offset=0):
+                if not index:
+                    return 0
+                return offset + sum(i * s for i, s in zip(index, strides))
+        """,
+        "index_reversed": """
+            def index_to_position(index, strides, offset=0):
+                return offset + sum(i * s for i, s in zip(reversed(index), strides))
+        """,
+    },
+    "01.3": {
+        "quotients_without_remainders": """
+            def unravel_index(position, shape):
+                index = []
+                for s in contiguous_strides(shape):
+                    index.append(position // s)
+                return tuple(index)
+        """,
+        "scalar_gets_an_empty_list": """
+            def unravel_index(position, shape):
+                if not shape:
+                    return []
+                index = []
+                for size in reversed(shape):
+                    index.append(position % size)
+                    position //= size
+                return tuple(reversed(index))
+        """,
+    },
+    "01.4": {
+        "last_size_wins": """
+            def broadcast_shapes(*shapes):
+                ndim = max((len(s) for s in shapes), default=0)
+                padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+                result = []
+                for sizes in zip(*padded):
+                    out = sizes[0]
+                    for size in sizes[1:]:
+                        if size != out and size != 1 and out != 1:
+                            raise ValueError(f"shapes {shapes} cannot be broadcast together")
+                        out = size
+                    result.append(out)
+                return tuple(result)
+        """,
+        "first_shape_sets_the_length": """
+            def broadcast_shapes(*shapes):
+                if not shapes:
+                    return ()
+                ndim = len(shapes[0])
+                padded = [(1,) * (ndim - len(s)) + tuple(s)[-ndim:] if ndim else () for s in shapes]
+                result = []
+                for sizes in zip(*padded):
+                    big = {s for s in sizes if s != 1}
+                    if len(big) > 1:
+                        raise ValueError(f"shapes {shapes} cannot be broadcast together")
+                    result.append(big.pop() if big else 1)
+                return tuple(result)
+        """,
+    },
+    "01.6": {
+        "made_contiguous_first": """
+            def permute(t, dims):
+                t = t.contiguous()
+                shape = tuple(t.shape[d] for d in dims)
+                strides = tuple(t.stride()[d] for d in dims)
+                return t.as_strided(shape, strides, t.storage_offset())
+        """,
+        "abs_of_negative_dims": """
+            def permute(t, dims):
+                dims = [abs(d) for d in dims]
+                shape = tuple(t.shape[d] for d in dims)
+                strides = tuple(t.stride()[d] for d in dims)
+                return t.as_strided(shape, strides, t.storage_offset())
+        """,
+    },
+    "01.7": {
+        "abs_of_negative_dim": """
+            def sum_dim(t, dim):
+                dim = abs(dim)
+                storage = t.untyped_storage().tolist()
+                shape, strides = t.shape, t.stride()
+                out_shape = shape[:dim] + shape[dim + 1 :]
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for out_pos in range(n_out):
+                    out_index = unravel_index(out_pos, out_shape)
+                    total = 0
+                    for k in range(shape[dim]):
+                        index = out_index[:dim] + (k,) + out_index[dim:]
+                        total += storage[index_to_position(index, strides, t.storage_offset())]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "output_count_by_division": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = t.untyped_storage().tolist()
+                shape, strides = t.shape, t.stride()
+                out_shape = shape[:dim] + shape[dim + 1 :]
+                n_out = t.numel() // shape[dim]
+                values = []
+                for out_pos in range(n_out):
+                    out_index = unravel_index(out_pos, out_shape)
+                    total = 0
+                    for k in range(shape[dim]):
+                        index = out_index[:dim] + (k,) + out_index[dim:]
+                        total += storage[index_to_position(index, strides, t.storage_offset())]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "empty_dim_gives_an_empty_tensor": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                shape, strides = t.shape, t.stride()
+                if shape[dim] == 0:
+                    return minitorch.tensor([], dtype=t.dtype)
+                storage = t.untyped_storage().tolist()
+                out_shape = shape[:dim] + shape[dim + 1 :]
+                values = []
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                for out_pos in range(n_out):
+                    out_index = unravel_index(out_pos, out_shape)
+                    total = 0
+                    for k in range(shape[dim]):
+                        index = out_index[:dim] + (k,) + out_index[dim:]
+                        total += storage[index_to_position(index, strides, t.storage_offset())]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "delegates_to_matmul_with_ones": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                order = [d for d in range(t.ndim) if d != dim] + [dim]
+                moved = t.permute(*order)
+                return moved @ minitorch.ones(t.shape[dim], dtype=t.dtype)
+        """,
+        "delegates_to_adding_strided_views": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                out_strides = t.stride()[:dim] + t.stride()[dim + 1 :]
+                total = minitorch.zeros(out_shape, dtype=t.dtype)
+                for k in range(t.shape[dim]):
+                    offset = t.storage_offset() + k * t.stride()[dim]
+                    total = total + t.as_strided(out_shape, out_strides, offset)
+                return total
+        """,
+        "delegates_to_mean": """
+            def sum_dim(t, dim):
+                return (t.mean(dim) * t.shape[dim]).to(t.dtype)
+        """,
+        "delegates_to_numpy_einsum": """
+            import numpy as _np
+
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = _np.array(t.untyped_storage().tolist(), dtype=str(t.dtype).split(".")[-1])
+                size = storage.itemsize
+                flat = storage[t.storage_offset() :]
+                view = _np.lib.stride_tricks.as_strided(
+                    flat, t.shape, [s * size for s in t.stride()]
+                )
+                out = [d for d in range(t.ndim) if d != dim]
+                return minitorch.tensor(_np.einsum(view, list(range(t.ndim)), out).tolist(),
+                                        dtype=t.dtype).view(t.shape[:dim] + t.shape[dim + 1 :])
+        """,
+    },
+}
+
+ROUND_2_CORRECT = {
+    "01.1": {
+        "math_prod_skipping_zeros": """
+            import math
+
+            def contiguous_strides(shape):
+                return tuple(math.prod(s for s in shape[i + 1 :] if s) for i in range(len(shape)))
+        """,
+    },
+    "01.3": {
+        "divided_by_contiguous_strides": """
+            def unravel_index(position, shape):
+                index = []
+                for size, step in zip(shape, contiguous_strides(shape)):
+                    index.append(position // step % size)
+                return tuple(index)
+        """,
+    },
+    "01.4": {
+        "zip_longest_from_the_right": """
+            import itertools
+
+            def broadcast_shapes(*shapes):
+                result = []
+                for sizes in itertools.zip_longest(*(reversed(s) for s in shapes), fillvalue=1):
+                    big = set(sizes) - {1}
+                    if len(big) > 1:
+                        listed = ", ".join(str(tuple(s)) for s in shapes)
+                        raise ValueError(f"cannot broadcast {listed}")
+                    result.append(big.pop() if big else 1)
+                return tuple(reversed(result))
+        """,
+    },
+    "01.5": {
+        "clamped_to_the_last_index": """
+            def broadcast_index(out_index, out_shape, in_shape):
+                skip = len(out_shape) - len(in_shape)
+                return tuple(min(i, size - 1) for i, size in zip(out_index[skip:], in_shape))
+        """,
+    },
+    "01.7": {
+        "float_accumulator": """
+            def sum_dim(t, dim):
+                dim = dim + t.ndim if dim < 0 else dim
+                storage = t.untyped_storage().tolist()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for out_pos in range(n_out):
+                    out_index = unravel_index(out_pos, out_shape)
+                    total = 0.0
+                    for k in range(t.shape[dim]):
+                        index = (*out_index[:dim], k, *out_index[dim:])
+                        total += storage[index_to_position(index, t.stride(), t.storage_offset())]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+    },
+}
+
+for _table, _extra in ((MUTANTS, ROUND_2), (CORRECT, ROUND_2_CORRECT)):
+    for _exercise_id, _bodies in _extra.items():
+        _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+        assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
+        _table[_exercise_id] = {**_table[_exercise_id], **_bodies}

@@ -453,6 +453,26 @@ SUM = forbid(
     np.sum,
     np.ndarray.sum,
     np.add.reduce,
+    # catches: the sum handed to another reduction of minitorch's or numpy's (a mean times
+    # the count, a matmul with ones, strided views added up by minitorch's add, einsum)
+    Tensor.mean,
+    minitorch.mean,
+    ops.reduce.Mean,
+    Tensor.__matmul__,
+    Tensor.__rmatmul__,
+    Tensor.matmul,
+    minitorch.matmul,
+    ops.linalg.MatMul,
+    Tensor.__add__,
+    Tensor.__radd__,
+    minitorch.add,
+    ops.elementwise.Add,
+    np.mean,
+    np.einsum,
+    np.dot,
+    np.matmul,
+    np.tensordot,
+    np.cumsum,
 )
 
 _VIEWS = {
