@@ -1108,6 +1108,13 @@ ROUND_2 = {
                 return tuple(result)
         """,
     },
+    "01.5": {
+        "returns_a_generator": """
+            def broadcast_index(out_index, out_shape, in_shape):
+                skip = len(out_shape) - len(in_shape)
+                return (0 if size == 1 else i for i, size in zip(out_index[skip:], in_shape))
+        """,
+    },
     "01.6": {
         "made_contiguous_first": """
             def permute(t, dims):
@@ -1260,6 +1267,15 @@ ROUND_2_CORRECT = {
             def broadcast_index(out_index, out_shape, in_shape):
                 skip = len(out_shape) - len(in_shape)
                 return tuple(min(i, size - 1) for i, size in zip(out_index[skip:], in_shape))
+        """,
+    },
+    "01.6": {
+        "lists_and_modulo_dims": """
+            def permute(t, dims):
+                dims = [d % t.ndim for d in dims]
+                size = [t.shape[d] for d in dims]
+                stride = [t.stride()[d] for d in dims]
+                return t.as_strided(size, stride, t.storage_offset())
         """,
     },
     "01.7": {
