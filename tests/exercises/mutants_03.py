@@ -835,3 +835,894 @@ def cross_entropy(logits, target):
         ),
     },
 }
+
+
+# --- a second, independent round of wrong answers (edge sizes, aliasing, state, order) ---
+_NEW_NAMED_PARAMETERS = {
+    "seen_set_per_module": """
+def named_parameters(module, prefix=""):
+    def walk(mod, prefix):
+        seen = set()
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{prefix}.{name}" if prefix else name), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, f"{prefix}.{name}" if prefix else name)
+
+    yield from walk(module, prefix)
+""",
+    "dedup_by_name": """
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, prefix):
+        for name, param in mod._parameters.items():
+            full = f"{prefix}.{name}" if prefix else name
+            if param is None or full in seen:
+                continue
+            seen.add(full)
+            yield full, param
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, f"{prefix}.{name}" if prefix else name)
+
+    yield from walk(module, prefix)
+""",
+    "last_name_wins": """
+def named_parameters(module, prefix=""):
+    found = {}
+
+    def walk(mod, prefix):
+        for name, param in mod._parameters.items():
+            if param is not None:
+                found[id(param)] = ((f"{prefix}.{name}" if prefix else name), param)
+        for name, child in mod._modules.items():
+            if child is not None:
+                walk(child, f"{prefix}.{name}" if prefix else name)
+
+    walk(module, prefix)
+    yield from found.values()
+""",
+    "stack_pops_children_in_reverse": """
+def named_parameters(module, prefix=""):
+    seen = set()
+    stack = [(module, prefix)]
+    while stack:
+        mod, pre = stack.pop()
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{pre}.{name}" if pre else name), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                stack.append((child, f"{pre}.{name}" if pre else name))
+""",
+    "names_sorted": """
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, prefix):
+        for name, param in sorted(mod._parameters.items()):
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{prefix}.{name}" if prefix else name), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, f"{prefix}.{name}" if prefix else name)
+
+    yield from walk(module, prefix)
+""",
+    "prefix_only_on_children": """
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, pre, top):
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (name if top else f"{pre}.{name}"), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, f"{pre}.{name}" if pre else name, False)
+
+    yield from walk(module, prefix, True)
+""",
+    "delegates_via_named_modules": """
+def named_parameters(module, prefix=""):
+    seen = set()
+    for mod_name, mod in module.named_modules(prefix=prefix):
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{mod_name}.{name}" if mod_name else name), param
+""",
+}
+
+_NEW_LINEAR = {
+    "bound_without_sqrt": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / in_features
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+    "uniform_from_zero": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, 0, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, 0, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+    "bias_drawn_before_weight": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+    "transposes_the_input": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = (self.weight @ x.T).T
+        return out if self.bias is None else out + self.bias
+""",
+    "bias_none_not_registered": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            object.__setattr__(self, "bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+    "weight_detached_in_forward": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.detach().T
+        return out if self.bias is None else out + self.bias
+""",
+    "float64_parameters": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        f64 = minitorch.float64
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features, dtype=f64))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features, dtype=minitorch.float64))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x.double() @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+}
+
+_NEW_CROSS_ENTROPY = {
+    "log_of_stable_softmax": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    e = shifted.exp()
+    probs = e / e.sum(dim=1, keepdim=True)
+    return -probs[minitorch.arange(logits.shape[0]), target].log().mean()
+""",
+    "divides_by_classes": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).sum() / logits.shape[1]
+""",
+    "max_without_keepdim": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+    "index_order_swapped": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    picked = shifted[target, minitorch.arange(logits.shape[0])]
+    return (log_sum_exp - picked).mean()
+""",
+    "log_of_library_softmax": """
+import minitorch.nn.functional as F
+
+
+def cross_entropy(logits, target):
+    probs = F.softmax(logits, dim=1)
+    return -probs[minitorch.arange(logits.shape[0]), target].log().mean()
+""",
+    "first_column_as_target": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    return (log_sum_exp - shifted[:, 0]).mean()
+""",
+    "delegates_via_nll_of_log_softmax": """
+import minitorch.nn.functional as F
+
+
+def cross_entropy(logits, target):
+    return F.nll_loss(F.log_softmax(logits, dim=1), target)
+""",
+}
+
+_NEW_SGD_HEAD = """
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        with minitorch.no_grad():
+"""
+
+_NEW_SGD = {
+    "scales_the_gradient_in_place": _NEW_SGD_HEAD
+    + """
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    direction = p.grad
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = direction.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(direction)
+                        direction = state["momentum_buffer"]
+                    p.sub_(direction.mul_(lr))
+""",
+    "first_step_counted_twice": _NEW_SGD_HEAD
+    + """
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    direction = p.grad
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        buf = state.setdefault("momentum_buffer", direction.clone())
+                        buf.mul_(momentum).add_(direction)
+                        direction = buf
+                    p.sub_(lr * direction)
+""",
+    "nesterov_by_accident": _NEW_SGD_HEAD
+    + """
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    direction = p.grad
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = direction.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(direction)
+                        direction = direction + momentum * state["momentum_buffer"]
+                    p.sub_(lr * direction)
+""",
+    "state_keyed_by_position": _NEW_SGD_HEAD
+    + """
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                for i, p in enumerate(group["params"]):
+                    if p.grad is None:
+                        continue
+                    direction = p.grad
+                    if momentum:
+                        state = self.state.setdefault(i, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = direction.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(direction)
+                        direction = state["momentum_buffer"]
+                    p.sub_(lr * direction)
+""",
+    "first_group_only": _NEW_SGD_HEAD
+    + """
+            group = self.param_groups[0]
+            lr, momentum = group["lr"], group["momentum"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                direction = p.grad
+                if momentum:
+                    state = self.state.setdefault(p, {})
+                    if "momentum_buffer" not in state:
+                        state["momentum_buffer"] = direction.clone()
+                    else:
+                        state["momentum_buffer"].mul_(momentum).add_(direction)
+                    direction = state["momentum_buffer"]
+                p.sub_(lr * direction)
+""",
+    "momentum_of_the_first_group_everywhere": _NEW_SGD_HEAD
+    + """
+            momentum = self.param_groups[0]["momentum"]
+            for group in self.param_groups:
+                lr = group["lr"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    direction = p.grad
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = direction.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(direction)
+                        direction = state["momentum_buffer"]
+                    p.sub_(lr * direction)
+""",
+}
+
+_NEW_ADAM_HEAD = """
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+"""
+
+
+def _adam_new(body):
+    return _NEW_ADAM_HEAD + body
+
+
+_ADAM_STATE = """
+                    state = self.state.setdefault(p, {})
+                    if not state:
+                        state["step"] = 0
+                        state["exp_avg"] = minitorch.zeros_like(p)
+                        state["exp_avg_sq"] = minitorch.zeros_like(p)
+                    state["step"] += 1
+                    t = state["step"]
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+"""
+
+_NEW_ADAM = {
+    "eps_scaled_by_the_correction": _adam_new(
+        _ADAM_STATE
+        + """
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    denom = (v.sqrt() + eps) / math.sqrt(1 - beta2**t)
+                    p.sub_(lr / (1 - beta1**t) * m / denom)
+"""
+    ),
+    "bias_correction_in_place": _adam_new(
+        _ADAM_STATE
+        + """
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    m.div_(1 - beta1**t)
+                    v.div_(1 - beta2**t)
+                    p.sub_(lr * m / (v.sqrt() + eps))
+"""
+    ),
+    "state_recreated_every_step": _adam_new(
+        """
+                    state = self.state[p] = {}
+                    state["step"] = 1
+                    state["exp_avg"] = minitorch.zeros_like(p)
+                    state["exp_avg_sq"] = minitorch.zeros_like(p)
+                    t = state["step"]
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    p.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+"""
+    ),
+    "second_moment_of_the_average": _adam_new(
+        _ADAM_STATE
+        + """
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * m * m)
+                    p.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+"""
+    ),
+    "average_weights_swapped": _adam_new(
+        _ADAM_STATE
+        + """
+                    m.mul_(1 - beta1).add_(beta1 * g)
+                    v.mul_(1 - beta2).add_(beta2 * g * g)
+                    p.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+"""
+    ),
+    "correction_with_the_global_step": _NEW_ADAM_HEAD.replace(
+        "            for group in self.param_groups:",
+        "            self.__dict__['_t'] = self.__dict__.get('_t', 0) + 1\n"
+        "            for group in self.param_groups:",
+    )
+    + _ADAM_STATE
+    + """
+                    t = self._t
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    p.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+""",
+}
+
+_NEW_CLIP = {
+    "sum_of_norms": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum().sqrt() for g in grads)
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "no_square_root": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads)
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "returns_the_coefficient": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return coef
+""",
+    "nan_returned_but_not_spread": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        if math.isnan(total.item()):
+            return total
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "rms_not_norm": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        count = sum(g.numel() for g in grads)
+        total = (sum((g * g).sum() for g in grads) / count).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    "max_abs_not_norm": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = max(g.abs().max().item() for g in grads)
+        coef = min(max_norm / (total + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return minitorch.tensor(total)
+""",
+    "no_grads_returns_none": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return None
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+}
+
+_NEW_LOADER_HEAD = """
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.drop_last = drop_last
+"""
+
+_GOOD_LEN = """
+    def __len__(self):
+        full, rest = divmod(len(self.dataset), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+"""
+
+_GOOD_ITER = """
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+"""
+
+_NEW_LOADER = {
+    "drop_last_drops_a_full_batch": _NEW_LOADER_HEAD
+    + _GOOD_LEN
+    + """
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        starts = list(range(0, n, self.batch_size))
+        if self.drop_last:
+            starts = starts[:-1]
+        for start in starts:
+            samples = [self.dataset[i] for i in order[start : start + self.batch_size]]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+    "len_plus_one_when_divisible": _NEW_LOADER_HEAD
+    + """
+    def __len__(self):
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else n // self.batch_size + 1
+"""
+    + _GOOD_ITER,
+    "shuffled_order_not_used": _NEW_LOADER_HEAD
+    + _GOOD_LEN
+    + """
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = list(range(start, min(start + self.batch_size, n)))
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+    "fresh_generator_every_epoch": _NEW_LOADER_HEAD
+    + _GOOD_LEN
+    + """
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=minitorch.Generator(0)).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+    "len_by_running_an_epoch": _NEW_LOADER_HEAD
+    + """
+    def __len__(self):
+        return sum(1 for _ in self)
+"""
+    + _GOOD_ITER,
+    "assumes_two_parts": _NEW_LOADER_HEAD
+    + _GOOD_LEN
+    + """
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield (
+                minitorch.stack([s[0] for s in samples]),
+                minitorch.stack([s[1] for s in samples]),
+            )
+""",
+    "python_random_shuffle": _NEW_LOADER_HEAD
+    + _GOOD_LEN
+    + """
+    def __iter__(self):
+        import random
+
+        n = len(self.dataset)
+        order = list(range(n))
+        if self.shuffle:
+            random.shuffle(order)
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+}
+
+
+def _train_new(body):
+    return f"""
+def train(model, loader, optimizer, loss_fn, epochs):
+    history = []
+    {body}
+    return history
+"""
+
+
+_NEW_TRAIN = {
+    "total_not_reset_each_epoch": _train_new("""total, batches = 0.0, 0
+    for _ in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "one_epoch_short": _train_new("""for _ in range(1, epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    "forward_twice_per_batch": _train_new("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss_fn(model(x), y).item()
+            batches += 1
+        history.append(total / batches)"""),
+    "sample_weighted_mean": _train_new("""for _ in range(epochs):
+        model.train()
+        total, count = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * x.shape[0]
+            count += x.shape[0]
+        history.append(total / count)"""),
+    "loss_measured_before_the_step_of_the_next": _train_new("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            total += loss.item()
+            batches += 1
+        optimizer.step()
+        history.append(total / batches)"""),
+}
+
+for _exercise, _new in {
+    "03.1": _NEW_NAMED_PARAMETERS,
+    "03.2": _NEW_LINEAR,
+    "03.3": _NEW_CROSS_ENTROPY,
+    "03.4": _NEW_SGD,
+    "03.5": _NEW_ADAM,
+    "03.6": _NEW_CLIP,
+    "03.7": _NEW_LOADER,
+    "03.8": _NEW_TRAIN,
+}.items():
+    assert not set(_new) & set(MUTANTS[_exercise]), _exercise
+    MUTANTS[_exercise].update(_new)
+
+CORRECT["03.1"] = {
+    "explicit_stack_in_order": """
+def named_parameters(module, prefix=""):
+    seen = set()
+    stack = [(module, prefix)]
+    while stack:
+        mod, pre = stack.pop()
+        for name, param in mod._parameters.items():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            yield (f"{pre}.{name}" if pre else name), param
+        children = [(c, f"{pre}.{n}" if pre else n) for n, c in mod._modules.items()]
+        children = [(c, name) for c, name in children if c is not None]
+        stack.extend(reversed(children))
+""",
+    "modules_visited_once": """
+def named_parameters(module, prefix=""):
+    seen, visited = set(), set()
+
+    def walk(mod, prefix):
+        if id(mod) in visited:
+            return
+        visited.add(id(mod))
+        for name, param in mod._parameters.items():
+            if param is not None and id(param) not in seen:
+                seen.add(id(param))
+                yield ".".join(filter(None, [prefix, name])), param
+        for name, child in mod._modules.items():
+            if child is not None:
+                yield from walk(child, ".".join(filter(None, [prefix, name])))
+
+    yield from walk(module, prefix)
+""",
+}
+CORRECT["03.3"]["one_hot_mask_pick"] = """
+def cross_entropy(logits, target):
+    n, c = logits.shape
+    m = logits.max(dim=1, keepdim=True).values.detach()
+    shifted = logits - m
+    one_hot = (minitorch.arange(c).reshape(1, c) == target.reshape(n, 1)).float()
+    picked = (shifted * one_hot).sum(dim=1)
+    return (shifted.exp().sum(dim=1).log() - picked).mean()
+"""
+CORRECT["03.5"] = {
+    "pytorch_step_size_form": _adam_new(
+        _ADAM_STATE
+        + """
+                    m.mul_(beta1).add_(g * (1 - beta1))
+                    v.mul_(beta2).add_((g**2) * (1 - beta2))
+                    step_size = lr / (1 - beta1**t)
+                    denom = v.sqrt() / math.sqrt(1 - beta2**t) + eps
+                    p.sub_(step_size * m / denom)
+"""
+    ),
+}
+CORRECT["03.7"] = {
+    "batches_as_lists_and_ceil_len": _NEW_LOADER_HEAD
+    + """
+    def __len__(self):
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        order = list(range(n))
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        batch = []
+        for i in order:
+            batch.append(self.dataset[i])
+            if len(batch) == self.batch_size:
+                yield [minitorch.stack([s[k] for s in batch]) for k in range(len(batch[0]))]
+                batch = []
+        if batch and not self.drop_last:
+            yield [minitorch.stack([s[k] for s in batch]) for k in range(len(batch[0]))]
+""",
+}
+CORRECT["03.8"] = {
+    "divides_by_len_loader": _train_new("""for _ in range(epochs):
+        model.train()
+        losses = []
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        history.append(sum(losses) / len(losses))"""),
+}

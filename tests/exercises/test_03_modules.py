@@ -224,6 +224,8 @@ def linear_registration(nb):
             "names": [name for name, _ in layer.named_parameters()],
             "shapes": [tuple(p.shape) for _, p in layer.named_parameters()],
             "bias_is_none": getattr(layer, "bias", 0) is None,
+            "slots": list(getattr(layer, "_parameters", {})),
+            "dtypes": [str(p.dtype) for _, p in layer.named_parameters()],
         }
     return out
 
@@ -247,6 +249,19 @@ def test_parameters_are_registered(run):
     assert names == ["weight"] and got[False]["bias_is_none"], (
         f"Linear(5, 3, bias=False) registered {names}; expected only 'weight', and self.bias None"
     )
+    # catches: bias=False handled with a plain attribute instead of an empty slot
+    slots = got[False]["slots"]
+    assert slots == ["weight", "bias"], (
+        f"Linear(5, 3, bias=False) has the parameter slots {slots}, expected ['weight', 'bias'] "
+        "(call self.register_parameter('bias', None))"
+    )
+    # catches: parameters made in float64 (minitorch's default dtype is float32)
+    for bias in (True, False):
+        dtypes = got[bias]["dtypes"]
+        assert all(d == str(minitorch.float32) for d in dtypes), (
+            f"Linear(5, 3, bias={bias}) has parameters of dtypes {dtypes}, expected float32 "
+            "(minitorch.empty's default)"
+        )
 
 
 @probe
@@ -784,6 +799,9 @@ def clipped(nb, seed, scale, max_norm, how):
     params = list(model.parameters())
     if how == "nan":
         params[0].grad[0, 0] = float("nan")
+    if how == "none":
+        for p in params:
+            p.grad = None
     total = _clip(nb, model.parameters() if how == "generator" else params, max_norm)
     if isinstance(total, minitorch.Tensor) and total.numel() == 1:
         total = total.item()
@@ -865,6 +883,17 @@ def test_accepts_a_generator_of_parameters(run):
     )
 
 
+# catches: None (or an error) returned when no parameter has a gradient: the norm is 0
+@exercise("03.6")
+def test_no_gradients_at_all(run):
+    total, grads = run(clipped, int(run.rng.integers(100)), 1.0, 1.0, "none")
+    assert isinstance(total, float) and total == 0.0, (
+        f"with no gradients at all clip_grad_norm_ returned {total!r}; the total norm of no "
+        "gradients is 0"
+    )
+    assert all(g is None for g in grads), "clip_grad_norm_ gave a gradient to a parameter"
+
+
 # catches: a clip that hides a NaN norm (the loop could not see it and skip the step)
 @exercise("03.6")
 def test_nan_gradient_propagates(run):
@@ -931,11 +960,14 @@ def _loader(nb, dataset, kwargs):
 
 
 @probe
-def epochs_of(nb, n, kwargs, count):
-    """``count`` epochs of a loader over ``_Numbered(n)``, and len(loader)."""
+def epochs_of(nb, n, kwargs, count, len_first=False):
+    """``count`` epochs of a loader over ``_Numbered(n)``, and len(loader) (also asked
+    before each epoch with ``len_first``, as a progress bar does)."""
     loader = _loader(nb, _Numbered(n), kwargs)
     out = []
     for _ in range(count):
+        if len_first:
+            len(loader)
         with _blocked(nb, "DataLoader or default_collate", *_LOADER):
             out.append([_batch_data(b) for b in loader])
     return out, len(loader)
@@ -983,6 +1015,14 @@ def test_sequential_batches_in_order(run):
         "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] (the last batch is smaller)"
     )
     assert length == 3, f"len(loader) is {length}, expected 3 batches"
+    # catches: len() that adds one partial batch even when batch_size divides the length
+    size = int(run.rng.integers(2, 6))
+    count = int(run.rng.integers(2, 5))
+    (epoch,), length = run(epochs_of, size * count, {"batch_size": size}, 1)
+    assert len(_numbers(epoch)) == count == length, (
+        f"{size * count} samples in batches of {size} make {count} full batches; the loader "
+        f"gave {len(epoch)} and len(loader) = {length}"
+    )
 
 
 # catches: drop_last ignored, in iteration or in len()
@@ -1040,6 +1080,52 @@ def test_seeded_shuffles_repeat_and_differ_between_epochs(run):
     assert orders(seed + 1, 1)[0] != first, (
         "loaders with different generators gave the same order; use the generator"
     )
+    # catches: len() computed by running an epoch (it draws a permutation from the generator)
+    epochs, _ = run(epochs_of, 30, {"batch_size": 8, "shuffle": True, "seed": seed}, 2, True)
+    assert [[i for b in _numbers(batches) for i in b] for batches in epochs] == [first, second], (
+        "calling len(loader) before each epoch changed the shuffled orders; len() should "
+        "compute the number of batches without iterating (or drawing random numbers)"
+    )
+
+
+class _Triples(Dataset):
+    """Sample ``i`` is ``(tensor([i, i]), i, tensor(-i))``: three parts."""
+
+    def __len__(self):
+        return 7
+
+    def __getitem__(self, i):
+        return minitorch.tensor([float(i), float(i)]), minitorch.tensor(i), minitorch.tensor(-i)
+
+
+@probe
+def triple_batches(nb, batch_size):
+    loader = _loader(nb, _Triples(), {"batch_size": batch_size})
+    with _blocked(nb, "DataLoader or default_collate", *_LOADER):
+        return [[_values(part) for part in batch] for batch in loader]
+
+
+# catches: a collate that assumes (x, y) pairs: samples may have any number of parts
+@exercise("03.7")
+def test_samples_with_three_parts(run):
+    size = int(run.rng.integers(2, 5))
+    batches = run(triple_batches, size)
+    order = list(range(7))
+    expected = [order[i : i + size] for i in range(0, 7, size)]
+    assert len(batches) == len(expected), (
+        f"7 samples in batches of {size} gave {len(batches)} batches, expected {len(expected)}"
+    )
+    for k, (batch, numbers) in enumerate(zip(batches, expected, strict=True)):
+        assert len(batch) == 3, (
+            f"batch {k} of a dataset of (x, y, z) samples has {len(batch)} parts, expected 3 "
+            "(stack each part of the samples, however many there are)"
+        )
+        xs, ys, zs = batch
+        assert ys.tolist() == numbers and zs.tolist() == [-i for i in numbers], (
+            f"batch {k}'s second and third parts are {ys.tolist()} and {zs.tolist()}, expected "
+            f"{numbers} and {[-i for i in numbers]}"
+        )
+        assert xs.shape == (len(numbers), 2), f"batch {k}'s first part has shape {xs.shape}"
 
 
 @probe
@@ -1093,19 +1179,19 @@ class _FixedLoader:
         return len(self.batches)
 
 
-def _regression(seed, n_batches=4, batch=8):
+def _regression(seed, n_batches=4, batch=8, last=None):
     minitorch.manual_seed(seed)
     true_w = minitorch.randn(6, 3)
     batches = []
-    for _ in range(n_batches):
-        x = minitorch.randn(batch, 6)
+    for k in range(n_batches):
+        x = minitorch.randn(last if last and k == n_batches - 1 else batch, 6)
         batches.append((x, (x @ true_w).tanh()))
     return batches
 
 
 @probe
-def train_with_sgd(nb, seed, lr, momentum, epochs):
-    batches = _regression(seed)
+def train_with_sgd(nb, seed, lr, momentum, epochs, last=None):
+    batches = _regression(seed, last=last)
     model = _mlp(seed)
     loader = _FixedLoader(batches)
     opt = optim.SGD(model.parameters(), lr=lr, momentum=momentum)
@@ -1140,6 +1226,17 @@ def test_returns_one_mean_loss_per_epoch(run):
             f"with lr=0 the weights never change, so epoch {epoch}'s loss should be the mean "
             f"batch loss {expected:.6f}, got {value:.6f}"
         )
+    # catches: the epoch loss weighted by batch size (the last batch is smaller here)
+    seed, last = int(run.rng.integers(100, 1000)), int(run.rng.integers(1, 4))
+    got = run(train_with_sgd, seed, 0.0, 0.0, 1, last)
+    batches, model = _regression(seed, last=last), _mlp(seed)
+    with minitorch.no_grad():
+        expected = [F.mse_loss(model(x), y).item() for x, y in batches]
+    assert np.allclose(got["losses"], [sum(expected) / len(expected)], rtol=1e-5), (
+        f"with batches of sizes {[len(x) for x, _ in batches]} and lr=0, train returned "
+        f"{got['losses']!r}, expected [{sum(expected) / len(expected):.6f}]: the plain mean of "
+        "the batch losses, each batch counting once"
+    )
 
 
 # catches: zero_grad forgotten or misplaced; step before backward
