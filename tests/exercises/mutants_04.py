@@ -1098,3 +1098,506 @@ CORRECT = {
         },
     ),
 }
+
+
+# --- A second, independent round of learner answers (written from the exercise text alone).
+ROUND_2 = {
+    "04.1": {
+        "stops_at_the_first_missing_grad": """
+            for p in parameters:
+                if p.grad is None:
+                    return False
+                if not np.isfinite(p.grad.detach().numpy()).all():
+                    return True
+            return False
+        """,
+        "only_the_last_gradient_counts": """
+            bad = False
+            for p in parameters:
+                if p.grad is not None:
+                    bad = not np.isfinite(p.grad.detach().numpy()).all()
+            return bad
+        """,
+        "first_row_only": """
+            for p in parameters:
+                if p.grad is not None:
+                    g = p.grad.detach().numpy()
+                    if not np.isfinite(g[0] if g.ndim > 1 else g).all():
+                        return True
+            return False
+        """,
+        "iterates_rows_fails_on_0d": """
+            for p in parameters:
+                if p.grad is None:
+                    continue
+                for row in p.grad.detach().numpy():
+                    if not np.isfinite(row).all():
+                        return True
+            return False
+        """,
+        "checks_the_parameters_not_the_grads": """
+            for p in parameters:
+                if p.grad is not None and not np.isfinite(p.detach().numpy()).all():
+                    return True
+            return False
+        """,
+        "casts_to_float16_first": """
+            for p in parameters:
+                g = p.grad
+                if g is not None and not np.isfinite(g.detach().numpy().astype(np.float16)).all():
+                    return True
+            return False
+        """,
+        "delegates_via_sys_modules": """
+            import sys
+
+            scaler_module = sys.modules["minitorch.amp.grad_scaler"]
+            grads = [p.grad.clone() for p in parameters if p.grad is not None]
+            if not grads:
+                return False
+            return bool(scaler_module.non_finite_check_and_unscale_(grads, 1.0).item())
+        """,
+    },
+    "04.2": {
+        "rounds_the_scale_to_an_int": """
+            if found_inf:
+                return int(scale * backoff_factor), 0
+            growth_tracker += 1
+            if growth_tracker == growth_interval:
+                return int(scale * growth_factor), 0
+            return scale, growth_tracker
+        """,
+        "never_backs_off_below_one": """
+            if found_inf:
+                return max(scale * backoff_factor, 1.0), 0
+            growth_tracker += 1
+            if growth_tracker == growth_interval:
+                return scale * growth_factor, 0
+            return scale, growth_tracker
+        """,
+        "caps_the_scale_at_2_24": """
+            if found_inf:
+                return scale * backoff_factor, 0
+            growth_tracker += 1
+            if growth_tracker == growth_interval:
+                return min(scale * growth_factor, 2.0**24), 0
+            return scale, growth_tracker
+        """,
+        "overflow_halves_the_tracker": """
+            if found_inf:
+                return scale * backoff_factor, growth_tracker // 2
+            growth_tracker += 1
+            if growth_tracker == growth_interval:
+                return scale * growth_factor, 0
+            return scale, growth_tracker
+        """,
+    },
+    "04.3": {
+        "found_of_the_last_gradient_only": """
+            found = False
+            with mt.no_grad():
+                for p in parameters:
+                    if p.grad is not None:
+                        found = not np.isfinite(p.grad.detach().numpy()).all()
+                        p.grad.mul_(1.0 / scale)
+            return found
+        """,
+        "found_inf_then_loops_a_generator": """
+            found = found_inf(parameters)
+            with mt.no_grad():
+                for p in parameters:
+                    if p.grad is not None:
+                        p.grad.mul_(1.0 / scale)
+            return found
+        """,
+        "unscales_the_parameters": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            found = any(not np.isfinite(g.detach().numpy()).all() for g in grads)
+            with mt.no_grad():
+                for p in parameters:
+                    p.mul_(1.0 / scale)
+            return found
+        """,
+        "integer_inverse": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            found = any(not np.isfinite(g.detach().numpy()).all() for g in grads)
+            with mt.no_grad():
+                for g in grads:
+                    g.mul_(1 // scale if scale <= 1 else 1 / scale)
+            return found
+        """,
+        "unscales_only_the_finite": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            found = False
+            with mt.no_grad():
+                for g in grads:
+                    if np.isfinite(g.detach().numpy()).all():
+                        g.mul_(1.0 / scale)
+                    else:
+                        found = True
+            return found
+        """,
+        "delegates_via_functools_partial": """
+            import functools
+
+            grads = [p.grad for p in parameters if p.grad is not None]
+            if not grads:
+                return False
+            check = functools.partial(mt.amp.non_finite_check_and_unscale_, grads)
+            return bool(check(1.0 / scale).item())
+        """,
+    },
+    "04.4": {
+        "casts_in_the_callers_list": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return dtypes
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = floats[0]
+                for d in floats[1:]:
+                    target = mt.promote_types(target, d)
+            for i, d in enumerate(dtypes):
+                if d.is_floating_point and (d is not mt.float64 or kind == "promote"):
+                    dtypes[i] = target
+            return dtypes
+        """,
+        "lower_precision_casts_only_float32": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                return [fast_dtype if d is mt.float32 else d for d in dtypes]
+            if kind == "fp32":
+                target = mt.float32
+            else:
+                target = floats[0]
+                for d in floats[1:]:
+                    target = mt.promote_types(target, d)
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+        "fp32_casts_only_float16": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "fp32":
+                return [mt.float32 if d is mt.float16 else d for d in dtypes]
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            else:
+                target = floats[0]
+                for d in floats[1:]:
+                    target = mt.promote_types(target, d)
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+        "float_by_name_misses_bfloat16": """
+            def is_float(d):
+                return str(d).replace("minitorch.", "").startswith("float")
+
+            kind = policy.get(op)
+            floats = [d for d in dtypes if is_float(d)]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = floats[0]
+                for d in floats[1:]:
+                    target = mt.promote_types(target, d)
+            return [
+                target if is_float(d) and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+        "delegates_via_importlib": """
+            import importlib
+
+            mode = importlib.import_module("minitorch.amp.autocast_mode")
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            probes = [mt.zeros(1, dtype=d) for d in dtypes]
+            target = fast_dtype if kind == "lower_precision_fp" else mt.float32
+            if kind == "promote":
+                target = mode._widest(tuple(probes))
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+    },
+    "04.5": {
+        "scale_hard_coded": """
+            def scale(self, loss):
+                return loss * 2.0**16
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+        "found_inf_of_the_last_group": """
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                for group in optimizer.param_groups:
+                    self.found_inf = unscale_(group["params"], self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+        "update_factors_swapped": """
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.backoff_factor, self.growth_factor, self.growth_interval,
+                )
+        """,
+        "scales_the_loss_in_place": """
+            def scale(self, loss):
+                with mt.no_grad():
+                    loss.mul_(self.scale_value)
+                return loss
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+        "update_resets_the_tracker_every_time": """
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, _ = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+    },
+    "04.6": {
+        "max_norm_zero_treated_as_none": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+        "returns_loss_tensors": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.detach())
+            return losses
+        """,
+        "scales_by_a_constant": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                (loss * 65536.0).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+        "clips_every_parameter_separately": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    for p in model.parameters():
+                        nn.utils.clip_grad_norm_([p], max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+        "losses_from_the_first_batch_repeated": """
+            losses = []
+            first = None
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                first = loss.item() if first is None else first
+                losses.append(first)
+            return losses
+        """,
+    },
+}
+
+ROUND_2_CORRECT = {
+    "04.4": {
+        "promote_over_every_input": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = dtypes[0]
+                for d in dtypes[1:]:
+                    target = mt.promote_types(target, d)
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+    },
+    "04.1": {
+        "max_and_min_are_finite": """
+            for p in parameters:
+                if p.grad is None:
+                    continue
+                g = p.grad.detach().numpy()
+                if g.size and not (np.isfinite(g.max()) and np.isfinite(g.min())):
+                    return True
+            return False
+        """,
+    },
+    "04.2": {
+        "tests_the_old_tracker": """
+            if found_inf:
+                return (scale * backoff_factor, 0)
+            if growth_tracker == growth_interval - 1:
+                return (scale * growth_factor, 0)
+            return (scale, growth_tracker + 1)
+        """,
+        "scale_kept_in_float32_as_pytorch_does": """
+            scale = np.float32(scale)
+            if found_inf:
+                return float(scale * np.float32(backoff_factor)), 0
+            growth_tracker += 1
+            if growth_tracker == growth_interval:
+                return float(scale * np.float32(growth_factor)), 0
+            return float(scale), growth_tracker
+        """,
+    },
+    "04.3": {
+        "copy_of_the_product": """
+            found = False
+            inv_scale = 1.0 / scale
+            with mt.no_grad():
+                for p in parameters:
+                    if p.grad is None:
+                        continue
+                    found = found or not np.isfinite(p.grad.detach().numpy()).all()
+                    p.grad.copy_(p.grad * inv_scale)
+            return found
+        """,
+    },
+    "04.6": {
+        "loss_read_before_backward": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    out = model(x)
+                    loss = nn.functional.cross_entropy(out, y)
+                losses.append(float(loss.item()))
+                scaled = scaler.scale(loss)
+                scaled.backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+            return losses
+        """,
+    },
+}
+
+for _id, _bodies in ROUND_2.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, _bodies in ROUND_2_CORRECT.items():
+    CORRECT[_id] = (CORRECT[_id][0], {**CORRECT[_id][1], **_bodies})

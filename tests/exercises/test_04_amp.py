@@ -126,6 +126,19 @@ def test_found_inf_judges_each_value_in_its_own_dtype(run):
     )
 
 
+# catches: a gradient walked row by row (a 0-d gradient cannot be iterated), an empty
+# gradient taken for an overflow (its max is undefined)
+@exercise("04.1")
+def test_found_inf_on_0d_and_empty_gradients(run):
+    scalar = np.float32(run.rng.standard_normal())
+    cases = [[scalar], [np.float32(np.nan)], [np.zeros((0, 3), np.float32), scalar]]
+    got = run(found_inf_of, cases, False)
+    assert got == [False, True, False], (
+        f"found_inf gave {got} for a finite 0-d gradient, a NaN 0-d gradient and an empty one, "
+        "expected [False, True, False]"
+    )
+
+
 # --- 04.2 update_scale -----------------------------------------------------------------------
 @probe(forbid=UPDATE_SCALE)
 def scale_sequence(nb, start, flags, growth_factor, backoff_factor, interval):
@@ -177,13 +190,22 @@ def test_scale_rule_with_other_factors(run):
     _check_scales(run, 2.0**10, [bool(f) for f in run.rng.random(30) < 0.15], 3.0, 0.125, interval)
 
 
+# catches: the scale rounded to an int, a floor at 1 (the scale backs off below 1 as often as
+# the gradients overflow)
+@exercise("04.2")
+def test_scale_rule_from_a_fractional_scale_below_one(run):
+    start = float(run.rng.uniform(0.3, 0.9))
+    flags = [True] * 3 + [bool(f) for f in run.rng.random(12) < 0.3]
+    _check_scales(run, start, flags, 2.0, 0.5, 2)
+
+
 # --- 04.3 unscale_ ---------------------------------------------------------------------------
 @probe(forbid=UNSCALE)
-def unscaled(nb, grads, scale):
+def unscaled(nb, grads, scale, as_generator=False):
     params = _params_with_grads(grads)
     before = [p.grad for p in params]
     versions = [None if g is None else g._version for g in before]
-    found = nb.unscale_(params, scale)
+    found = nb.unscale_((p for p in params) if as_generator else params, scale)
     found = bool(found) if isinstance(found, np.bool_) else found
     # in place *through an op*: p.grad is the same tensor, and its version counter moved
     same = [
@@ -203,9 +225,9 @@ def test_unscale_divides_every_gradient_in_place(run):
         _check_unscaled(run, float(2.0 ** int(run.rng.integers(*exponents))))
 
 
-def _check_unscaled(run, scale):
+def _check_unscaled(run, scale, as_generator=False):
     grads = [g * scale for g in _random_grads(run.rng)] + [None]
-    found, same, values = run(unscaled, grads, scale)
+    found, same, values = run(unscaled, grads, scale, as_generator)
     assert found is False, f"unscale_ returned {found!r} for finite gradients, expected False"
     assert all(same), (
         "unscale_ must change the gradients in place with a tensor op such as g.mul_ "
@@ -220,11 +242,19 @@ def _check_unscaled(run, scale):
             )
 
 
+# catches: parameters read twice (found_inf(parameters), then a loop over an empty generator),
+# 1 // scale (an integer division: wrong for a scale below 1 after backoffs)
+@exercise("04.3")
+def test_unscale_takes_a_generator_and_a_scale_below_one(run):
+    _check_unscaled(run, float(run.rng.uniform(0.15, 0.9)), as_generator=True)
+
+
 # catches: unscaling skipped when an overflow is found, the flag inverted, NaN missed; the
-# poisoned gradient itself left scaled, the loop stopped at the first bad gradient
+# poisoned gradient itself left scaled, the loop stopped at the first bad gradient; the flag
+# of the last gradient only (a finite gradient always comes after the bad one)
 @exercise("04.3")
 def test_unscale_reports_overflow_and_still_unscales(run):
-    grads = _poisoned(run.rng, np.nan)
+    grads = [*_poisoned(run.rng, np.nan), *_random_grads(run.rng, 1)]
     found, same, values = run(unscaled, grads, 4.0)
     assert found is True, f"unscale_ returned {found!r} with a NaN gradient, expected True"
     for i, g in enumerate(grads):  # NaN stays NaN; every finite value is unscaled
@@ -251,6 +281,8 @@ def autocast_choice(nb, cases):
         dtypes = [getattr(mt, n) for n in names]
         result = nb.autocast_dtypes(op, dtypes, getattr(mt, fast), dict(POLICY))
         out.append([d.name if isinstance(d, mt.dtype) else repr(d) for d in result])
+        if [d.name for d in dtypes] != list(names):  # the caller's list is the caller's
+            out[-1] = [f"changed the caller's list to {[d.name for d in dtypes]}"]
     return out
 
 
@@ -291,6 +323,21 @@ def test_each_category_picks_its_dtype(run):
             ("relu", [fast], fast),
             ("add", ["float16", "float32"], fast),
             ("cat", ["float16", "float32"], fast),
+        ],
+    )
+
+
+# catches: the casts written into the caller's list of dtypes; lower_precision_fp casting only
+# float32 inputs (a float16 input under bfloat16 autocast becomes bfloat16 too)
+@exercise("04.4")
+def test_every_floating_input_is_cast_into_a_new_list(run):
+    fast, other = [str(n) for n in run.rng.permutation(["float16", "bfloat16"])]
+    _check_choices(
+        run,
+        [
+            ("matmul", [other, "int64", "float32"], fast),
+            ("linear", [other, other], fast),
+            ("softmax", [other, "float64"], fast),
         ],
     )
 
@@ -438,6 +485,8 @@ def trained(nb, seed, dtype_name, init_scale, max_norm):
         losses = nb.train_amp(model, opt, scaler, batches, dtype, max_norm)
     params = [p.detach().numpy().tolist() for p in model.parameters()]
     dtypes = sorted(set(matmul_dtypes))
+    if not all(isinstance(v, float) for v in losses):
+        raise TypeError(f"train_amp returned {[type(v).__name__ for v in losses]}, not floats")
     return [float(v) for v in losses], scaler.get_scale(), params, dtypes, backward_under_autocast
 
 
@@ -490,3 +539,10 @@ def test_train_amp_follows_the_recipe(run):
 def test_train_amp_clips_the_unscaled_gradients(run):
     seed = int(run.rng.integers(0, 1000))
     _check_training(run, seed, "float16", 2.0**10, 0.05)
+
+
+# catches: `if max_norm:` (max_norm=0.0 is given: clipping to 0 zeroes the gradients, so no
+# parameter moves); losses returned as tensors instead of floats
+@exercise("04.6")
+def test_train_amp_clips_to_a_zero_max_norm(run):
+    _check_training(run, int(run.rng.integers(0, 1000)), "bfloat16", 2.0**6, 0.0)
