@@ -1189,3 +1189,435 @@ def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
 """,
     },
 }
+
+
+# --- A second, independent round of learner answers (written from the exercise text alone).
+ROUND_2 = {
+    "06.1": {
+        "modifies_the_callers_list": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    for step in range(world_size - 1):
+        send(chunks[(rank - step) % world_size])
+        into = (rank - step - 1) % world_size
+        chunks[into] = chunks[into] + recv()
+    return chunks
+""",
+        "accumulates_in_float32": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    chunks = [np.asarray(c, dtype=np.float32) for c in chunks]
+    for step in range(world_size - 1):
+        send(chunks[(rank - step) % world_size])
+        into = (rank - step - 1) % world_size
+        chunks[into] = chunks[into] + recv()
+    return chunks
+""",
+        "delegates_via_importlib": """
+import importlib
+
+
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    ring = importlib.import_module("minitorch.distributed.ring")
+    return ring.ring_reduce_scatter(list(chunks), rank, world_size, send, recv)
+""",
+    },
+    "06.2": {
+        "modifies_the_callers_list": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    for step in range(world_size - 1):
+        send(chunks[(rank + 1 - step) % world_size])
+        chunks[(rank - step) % world_size] = recv()
+    return chunks
+""",
+        "copies_into_the_old_chunk": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        send(chunks[(rank + 1 - step) % world_size])
+        chunks[(rank - step) % world_size][...] = recv()
+    return chunks
+""",
+        "sends_the_chunk_of_the_step_before": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    for step in range(world_size - 1):
+        send(chunks[(rank + 1 - max(step - 1, 0)) % world_size])
+        chunks[(rank - step) % world_size] = recv()
+    return chunks
+""",
+    },
+    "06.3": {
+        "writes_the_sum_into_the_callers_array": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = array.reshape(-1)
+    chunks = np.array_split(flat, world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    flat[...] = np.concatenate(chunks)
+    return array
+""",
+        "returns_a_list_of_chunks_reshaped_with_np_array": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array.reshape(-1), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(-1, *array.shape[1:])
+""",
+        "flattens_by_len": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array.reshape(len(array) * array[0].size), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+    },
+    "06.4": {
+        "pads_with_the_first_index_repeated": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    elif n % num_replicas:
+        indices += [indices[0]] * (num_replicas - n % num_replicas)
+    return indices[rank::num_replicas]
+""",
+        "pads_the_callers_list": """
+def shard(indices, num_replicas, rank, drop_last):
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    else:
+        while len(indices) % num_replicas:
+            indices.append(indices[len(indices) - n])
+    return indices[rank::num_replicas]
+""",
+        "repeats_the_list_divides_by_zero_when_empty": """
+import math
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    else:
+        total = math.ceil(n / num_replicas) * num_replicas
+        indices = (indices * (total // n + 1))[:total]
+    return indices[rank::num_replicas]
+""",
+        "drop_last_skipped_when_shorter_than_replicas": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last and n >= num_replicas:
+        indices = indices[: n - n % num_replicas]
+    elif not drop_last:
+        while len(indices) % num_replicas:
+            indices.append(indices[len(indices) - n])
+    return indices[rank::num_replicas]
+""",
+        "pads_from_the_end_of_the_list": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    else:
+        pad = (-n) % num_replicas
+        indices += (indices[::-1] * num_replicas)[:pad]
+    return indices[rank::num_replicas]
+""",
+    },
+    "06.5": {
+        "carries_the_excess_into_the_next_bucket": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current, filled = [], filled - cap_bytes
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+        "walks_by_size": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+        "counts_parameters_not_bytes": """
+def assign_buckets(sizes, cap_bytes):
+    per_bucket = max(1, cap_bytes // max(sizes)) if sizes else 1
+    order = list(reversed(range(len(sizes))))
+    return [order[i : i + per_bucket] for i in range(0, len(order), per_bucket)]
+""",
+        "mutates_the_sizes": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current = [], []
+    sizes.reverse()
+    for j, size in enumerate(sizes):
+        current.append(len(sizes) - 1 - j)
+        if sum(sizes[j - len(current) + 1 : j + 1]) >= cap_bytes:
+            buckets.append(current)
+            current = []
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+    },
+    "06.6": {
+        "late_binding_lambda": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(lambda _: self._grad_ready(p))
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+        "offsets_by_the_first_dim": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.shape[0] if p.dim() else 1
+        self.buffer = np.zeros(sum(p.numel() for p in self.params), dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+        "flattens_column_major": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        grad = param.grad.detach().numpy()
+        self.buffer[start : start + param.numel()] = grad.ravel(order="F")
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+        "counts_distinct_shapes": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = {}
+        total = 0
+        for p in self.params:
+            self.offsets[tuple(p.shape)] = total
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        start = self.offsets[tuple(param.shape)]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+    },
+    "06.7": {
+        "skips_all_zero_gradients": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is None or not p.grad.detach().numpy().any():
+            continue
+        all_reduce(p.grad)
+        with minitorch.no_grad():
+            p.grad.div_(world_size)
+""",
+        "all_reduces_a_copy": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is None:
+            continue
+        g = p.grad.detach().clone()
+        all_reduce(g)
+        with minitorch.no_grad():
+            p.grad.div_(world_size)
+""",
+    },
+    "06.8": {
+        "one_backward_over_the_summed_loss": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0
+    for x, y in micro_batches:
+        total = total + loss_fn(model(x), y) / k
+    total.backward()
+    optimizer.step()
+    return total.item()
+""",
+        "returns_a_tensor": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / k
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        total = total + loss.detach()
+    optimizer.step()
+    return total
+""",
+        "zero_grad_after_the_step": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model(x), y) / k
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        total += loss.item()
+    optimizer.step()
+    optimizer.zero_grad()
+    return total
+""",
+        "forward_outside_no_sync": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        loss = loss_fn(model(x), y) / k
+        if i < k - 1:
+            with model.no_sync():
+                loss.backward()
+        else:
+            loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+    },
+}
+
+ROUND_2_CORRECT = {
+    "06.4": {
+        "cycles_with_itertools": """
+import itertools
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    n = len(indices)
+    size = n // num_replicas if drop_last else -(-n // num_replicas)
+    total = size * num_replicas
+    padded = list(itertools.islice(itertools.cycle(indices), total)) if n else []
+    return [padded[i] for i in range(rank, total, num_replicas)]
+""",
+    },
+    "06.5": {
+        "sums_the_current_bucket": """
+def assign_buckets(sizes, cap_bytes):
+    buckets = [[]]
+    for i in range(len(sizes) - 1, -1, -1):
+        if buckets[-1] and sum(sizes[j] for j in buckets[-1]) >= cap_bytes:
+            buckets.append([])
+        buckets[-1].append(i)
+    return [b for b in buckets if b]
+""",
+    },
+    "06.7": {
+        "multiplies_by_the_inverse": """
+def average_gradients(params, all_reduce, world_size):
+    grads = [p.grad for p in params if p.grad is not None]
+    for g in grads:
+        all_reduce(g)
+    with minitorch.no_grad():
+        for g in grads:
+            g.mul_(1.0 / world_size)
+""",
+    },
+    "06.8": {
+        "raw_losses_divided_at_the_end": """
+import contextlib
+
+
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    raw = []
+    for i, (x, y) in enumerate(micro_batches):
+        ctx = model.no_sync() if i < k - 1 else contextlib.nullcontext()
+        with ctx:
+            loss = loss_fn(model(x), y)
+            (loss / k).backward()
+        raw.append(loss.item())
+    optimizer.step()
+    return sum(raw) / k
+""",
+    },
+}
+
+for _id, _sources in ROUND_2.items():
+    assert not set(_sources) & set(MUTANTS[_id]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = {**MUTANTS[_id], **_sources}
+for _id, _sources in ROUND_2_CORRECT.items():
+    CORRECT[_id] = {**CORRECT[_id], **_sources}

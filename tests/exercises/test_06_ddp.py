@@ -138,8 +138,15 @@ def test_reduce_scatter_more_ranks(run):
 # --- 06.2 ring all-gather ------------------------------------------------------------------
 @probe(forbid=ALL_GATHER)
 def all_gather(nb, world_size, chunks):
+    before = [([id(c) for c in r], [c.copy() for c in r]) for r in chunks]
     results, sent, unreceived = _ring_run(nb, "ring_all_gather", world_size, [(c,) for c in chunks])
-    return [[np.asarray(c, dtype=np.float64) for c in r] for r in results], sent, unreceived
+    untouched = all(
+        [id(c) for c in r] == ids
+        and all(np.array_equal(a, b, equal_nan=True) for a, b in zip(r, old, strict=True))
+        for r, (ids, old) in zip(chunks, before, strict=True)
+    )
+    results = [[np.asarray(c, dtype=np.float64) for c in r] for r in results]
+    return results, sent, unreceived, untouched
 
 
 def _check_all_gather(run, n):
@@ -149,7 +156,9 @@ def _check_all_gather(run, n):
         [owned[j] if j == (r + 1) % n else np.full(lengths[j], np.nan) for j in range(n)]
         for r in range(n)
     ]
-    results, sent, unreceived = run(all_gather, n, chunks)
+    results, sent, unreceived, untouched = run(all_gather, n, chunks)
+    # catches: the received chunks stored into the caller's list, or copied into its arrays
+    assert untouched, f"{n} ranks: all-gather changed the caller's list of chunks; return a new one"
     for r in range(n):
         assert len(results[r]) == n, f"{n} ranks: rank {r} returned {len(results[r])} chunks"
         for j in range(n):
@@ -175,13 +184,17 @@ def test_all_gather_more_ranks(run):
 # --- 06.3 ring all-reduce ------------------------------------------------------------------
 @probe(forbid=ALL_REDUCE)
 def all_reduce(nb, world_size, arrays):
+    before = [a.copy() for a in arrays]
     results, sent, unreceived = _ring_run(nb, "ring_all_reduce", world_size, [(a,) for a in arrays])
-    return [np.asarray(r) for r in results], sent, unreceived
+    untouched = all(np.array_equal(a, b) for a, b in zip(arrays, before, strict=True))
+    return [np.asarray(r) for r in results], sent, unreceived, untouched
 
 
 def _check_all_reduce(run, n, shape):
-    arrays = [run.rng.standard_normal(shape).round(3) for _ in range(n)]
-    results, sent, unreceived = run(all_reduce, n, arrays)
+    arrays = [np.asarray(run.rng.standard_normal(shape).round(3)) for _ in range(n)]
+    results, sent, unreceived, untouched = run(all_reduce, n, arrays)
+    # catches: the sum written into the caller's array (through a flat view) and returned
+    assert untouched, f"{n} ranks, shape {shape}: all-reduce changed the caller's array"
     for r in range(n):
         _close(results[r], sum(arrays), f"{n} ranks, shape {shape}: rank {r}'s all-reduce")
     size = int(np.prod(shape))
@@ -208,13 +221,26 @@ def test_all_reduce_uneven_sizes_and_ranks(run):
     _check_all_reduce(run, 2, (3, 1, 3))
 
 
+# catches: flattening with len(array) or reshaping to (-1, *shape[1:]): a 0-d array (one
+# number, "any shape") has no len and its sum is 0-d too
+@exercise("06.3")
+def test_all_reduce_of_a_0d_array(run):
+    _check_all_reduce(run, int(run.rng.integers(2, 4)), ())
+
+
 # --- 06.4 DistributedSampler's share --------------------------------------------------------
 @probe(forbid=SHARD)
 def shards(nb, indices, num_replicas, drop_last):
-    return [
-        [int(i) for i in nb.shard(list(indices), num_replicas, r, drop_last)]
-        for r in range(num_replicas)
-    ]
+    out = []
+    for r in range(num_replicas):
+        given = list(indices)  # each rank's own copy of the epoch, checked afterwards
+        out.append([int(i) for i in nb.shard(given, num_replicas, r, drop_last)])
+        if given != list(indices):
+            raise AssertionError(
+                f"shard(..., rank={r}) changed the caller's list of indices to {given}; "
+                "pad or cut a copy"
+            )
+    return out
 
 
 def _check_shards(run, n, replicas, drop_last):
@@ -255,10 +281,23 @@ def test_shard_of_an_empty_epoch(run):
         _check_shards(run, 0, int(run.rng.integers(2, 5)), drop_last)
 
 
+# catches: drop_last skipped when the epoch is shorter than num_replicas (every rank then
+# gets nothing); padding appended to the caller's list
+@exercise("06.4")
+def test_shard_drop_last_with_fewer_indices_than_replicas(run):
+    replicas = int(run.rng.integers(3, 6))
+    _check_shards(run, replicas - 1, replicas, True)
+    _check_shards(run, replicas + 1, replicas, False)
+
+
 # --- 06.5 bucket assignment ----------------------------------------------------------------
 @probe(forbid=ASSIGN_BUCKETS)
 def bucket_indices(nb, sizes, cap):
-    return [[int(i) for i in b] for b in nb.assign_buckets(list(sizes), cap)]
+    given = list(sizes)
+    buckets = [[int(i) for i in b] for b in nb.assign_buckets(given, cap)]
+    if given != list(sizes):
+        raise AssertionError(f"assign_buckets changed the caller's sizes {list(sizes)} to {given}")
+    return buckets
 
 
 def _check_buckets(run, sizes, cap):
@@ -279,6 +318,15 @@ def test_buckets_from_the_last_parameter(run):
 def test_bucket_closes_once_it_reaches_the_cap(run):
     _check_buckets(run, [3, 5, 3, 5], 8)
     _check_buckets(run, [2, 100, 2, 2, 7], 6)
+
+
+# catches: the bytes over the cap carried into the next bucket (it starts from 0); buckets
+# ordered by size; sizes reversed in place
+@exercise("06.5")
+def test_buckets_of_random_sizes(run):
+    for _ in range(4):
+        sizes = [int(s) for s in run.rng.integers(1, 11, size=int(run.rng.integers(8, 16)))]
+        _check_buckets(run, sizes, int(run.rng.integers(5, 16)))
 
 
 # --- 06.6 a bucket filled by post-accumulate-grad hooks -----------------------------------------
@@ -361,6 +409,31 @@ def test_bucket_launches_while_backward_runs(run):
         f"events in order: {order}; the bucket holds the last layer's parameters, so it is "
         "full (and must launch) before backward reaches the first layer"
     )
+
+
+@probe(forbid=GRAD_BUCKET)
+def same_shape_bucket(nb, seed):
+    """A bucket of two layers of the same shapes: one launch, with each gradient in its slot."""
+    minitorch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+    launches = []
+    bucket = nb.GradBucket(
+        list(model.parameters()), lambda b: launches.append(np.array(b, dtype=np.float64))
+    )
+    x = minitorch.from_numpy(np.random.default_rng(seed).standard_normal((3, 4)).astype(np.float32))
+    model(x).pow(2).sum().backward()
+    del bucket
+    expected = np.concatenate([p.grad.numpy().ravel() for p in model.parameters()])
+    return launches, expected
+
+
+# catches: slots found by shape (or by anything but identity): two parameters of the same shape
+# then share one slot
+@exercise("06.6")
+def test_bucket_of_parameters_with_equal_shapes(run):
+    launches, expected = run(same_shape_bucket, int(run.rng.integers(1000)))
+    assert len(launches) == 1, f"launch was called {len(launches)} times in one backward pass"
+    _close(launches[0], expected, "the buffer of two (4, 4) layers")
 
 
 # --- 06.7 averaging gradients -------------------------------------------------------------
@@ -451,6 +524,40 @@ def test_average_four_ranks(run):
     _check_average(run, 4)
 
 
+@probe(forbid=AVERAGE)
+def averaged_given(nb, grads_per_rank):
+    from minitorch.distributed.simulate import run_group
+
+    def one_rank(grads, rank, n, all_reduce):
+        params = [nn.Parameter(minitorch.zeros(*g.shape)) for g in grads]
+        for p, g in zip(params, grads, strict=True):
+            p.grad = minitorch.from_numpy(g.copy())
+        nb.average_gradients(params, all_reduce, n)
+        return [p.grad.detach().numpy().copy() for p in params]
+
+    results, _ = run_group(
+        one_rank, len(grads_per_rank), [(g,) for g in grads_per_rank], timeout=2.0
+    )
+    return results
+
+
+# catches: a gradient that is all zeros on this rank skipped (the other ranks still all-reduce
+# theirs: only a None gradient is skipped, the same on every rank)
+@exercise("06.7")
+def test_average_with_a_zero_gradient_on_one_rank(run):
+    n = int(run.rng.integers(2, 4))
+    grads = [
+        [run.rng.standard_normal((2, 3)).astype(np.float32) for _ in range(3)] for _ in range(n)
+    ]
+    grads[int(run.rng.integers(n))][1][...] = 0.0
+    results = run(averaged_given, grads)
+    for r in range(n):
+        for k in range(3):
+            mean = sum(g[k] for g in grads) / n
+            if not np.allclose(results[r][k], mean, rtol=1e-5, atol=1e-6):
+                raise AssertionError(f"{n} ranks: rank {r}'s gradient {k} is not the average")
+
+
 # --- 06.8 no_sync accumulation ------------------------------------------------------------
 def _accum_model():
     minitorch.manual_seed(5)
@@ -471,7 +578,7 @@ def accumulate(nb, seed, k):
     if dist.is_initialized():
         dist.destroy_process_group()
     dist.init_process_group(init_method="tcp://127.0.0.1:29500", rank=0, world_size=1)
-    calls, forwards = [], [0]  # each all-reduce records how many forwards had run
+    calls, forwards, backwards = [], [0], []  # all-reduces, backwards: forwards run so far
     real = ddp_module.all_reduce
 
     def counting(*args, **kwargs):
@@ -485,6 +592,8 @@ def accumulate(nb, seed, k):
     try:
         model = dist.DistributedDataParallel(_accum_model(), bucket_cap_mb=0.0001)
         model.module.register_forward_hook(count_forward)
+        first = next(iter(model.module.parameters()))
+        first.register_post_accumulate_grad_hook(lambda p: backwards.append(forwards[0]))
         opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
         x, y = _accum_data(seed, k)
         micro = [
@@ -493,8 +602,13 @@ def accumulate(nb, seed, k):
         ]
         with forbidding(ACCUMULATE, nb):
             loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
+        if not isinstance(loss, float):
+            raise TypeError(f"accumulate_and_step returned a {type(loss).__name__}, not a float")
         params = [p.detach().numpy().copy() for p in model.module.parameters()]
-        return float(loss), params, calls, len(model.bucket_indices)
+        grads = [
+            None if p.grad is None else p.grad.numpy().copy() for p in model.module.parameters()
+        ]
+        return float(loss), params, calls, len(model.bucket_indices), backwards, grads
     finally:
         ddp_module.all_reduce = real
         dist.destroy_process_group()
@@ -507,15 +621,16 @@ def _full_batch_step(seed, k):
     loss = F.cross_entropy(model(minitorch.from_numpy(x)), minitorch.tensor(y))
     loss.backward()
     opt.step()
-    return loss.item(), [p.detach().numpy().copy() for p in model.parameters()]
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    return loss.item(), [p.detach().numpy().copy() for p in model.parameters()], grads
 
 
 # catches: losses not divided by k; zero_grad per micro-batch; a step per micro-batch
 @exercise("06.8")
 def test_accumulation_equals_the_full_batch_step(run):
     seed, k = int(run.rng.integers(1000)), 3
-    loss, params, _, _ = run(accumulate, seed, k)
-    want_loss, want = _full_batch_step(seed, k)
+    loss, params, _, _, _, _ = run(accumulate, seed, k)
+    want_loss, want, _ = _full_batch_step(seed, k)
     assert abs(loss - want_loss) < 1e-5, (
         f"returned loss {loss:.6f}, the full batch's is {want_loss:.6f}"
     )
@@ -532,7 +647,7 @@ def test_accumulation_equals_the_full_batch_step(run):
 @exercise("06.8")
 def test_only_the_last_backward_all_reduces(run):
     seed = int(run.rng.integers(1000))
-    _, _, calls, buckets_ = run(accumulate, seed, 4)
+    _, _, calls, buckets_, _, _ = run(accumulate, seed, 4)
     assert len(calls) == buckets_, (
         f"{len(calls)} bucket all-reduces for 4 micro-batches; with no_sync() around all but "
         f"the last there is one per bucket ({buckets_})"
@@ -541,3 +656,22 @@ def test_only_the_last_backward_all_reduces(run):
         f"the all-reduces came after forward {calls} of 4: only the last micro-batch's "
         "backward (outside no_sync) all-reduces"
     )
+
+
+# catches: one backward over the summed loss (every micro-batch's graph kept alive at once);
+# zero_grad after the step instead of before (the gradients of the step are gone)
+@exercise("06.8")
+def test_a_backward_per_micro_batch_and_the_gradients_kept(run):
+    seed, k = int(run.rng.integers(1000)), int(run.rng.integers(2, 5))
+    _, _, _, _, backwards, grads = run(accumulate, seed, k)
+    assert backwards == list(range(1, k + 1)), (
+        f"the backward passes came after forwards {backwards}; each micro-batch's backward "
+        f"follows its own forward ({list(range(1, k + 1))})"
+    )
+    _, _, want = _full_batch_step(seed, k)
+    for got, expected in zip(grads, want, strict=True):
+        if got is None or not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+            raise AssertionError(
+                "after accumulate_and_step the .grad are not the full batch's gradients "
+                "(zero_grad comes first, before the micro-batches)"
+            )
