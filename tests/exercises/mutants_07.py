@@ -916,3 +916,505 @@ CORRECT = {
         },
     ),
 }
+
+
+# --- A second, independent round of learner answers (written from the exercise text alone).
+ROUND_2 = {
+    "07.1": {
+        "alpha_truncated_to_int": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                out[i] = int(alpha) * x[i] + y[i]
+        """,
+        "alpha_on_y": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                out[i] = x[i] + alpha * y[i]
+        """,
+        "guards_with_the_array_length": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < out.shape[0]:
+                out[i] = alpha * x[i] + y[i]
+        """,
+        "updates_y_in_place": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                y[i] = alpha * x[i] + y[i]
+                out[i] = y[i]
+        """,
+    },
+    "07.2": {
+        "offset_added_per_dim": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = 0
+                pb = 0
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + a_offset + k * a_strides[d]
+                    pb = pb + b_offset + k * b_strides[d]
+                out[i] = a[pa] * b[pb]
+        """,
+        "strides_read_reversed": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                pb = b_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * a_strides[ndim - 1 - d]
+                    pb = pb + k * b_strides[ndim - 1 - d]
+                out[i] = a[pa] * b[pb]
+        """,
+        "b_read_contiguously": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * a_strides[d]
+                out[i] = a[pa] * b[b_offset + i]
+        """,
+        "a_single_offset_for_both": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                pb = a_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * a_strides[d]
+                    pb = pb + k * b_strides[d]
+                out[i] = a[pa] * b[pb]
+        """,
+    },
+    "07.3": {
+        "loads_without_the_block_offset": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            value = 0.0
+            if tid < n:
+                value = x[tid]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                partial[jit.blockIdx.x] = buf[0]
+        """,
+        "int_shared_memory": """
+            buf = jit.shared_memory(jit.int32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                partial[jit.blockIdx.x] = buf[0]
+        """,
+        "accumulates_into_partial": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                partial[jit.blockIdx.x] = partial[jit.blockIdx.x] + buf[0]
+        """,
+        "true_division_for_the_stride": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x / 2
+            while stride >= 1:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride / 2
+            if tid == 0:
+                partial[jit.blockIdx.x] = buf[0]
+        """,
+    },
+    "07.4": {
+        "one_column_per_thread": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = x[base]
+            if tid < ncols:
+                m = max(m, x[base + tid])
+            buf[tid] = m
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = max(buf[tid], buf[tid + stride])
+                jit.syncthreads()
+                stride = stride // 2
+            m = buf[0]
+            jit.syncthreads()
+            total = 0.0
+            if tid < ncols:
+                total = jit.exp(x[base + tid] - m)
+            buf[tid] = total
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            if tid < ncols:
+                out[base + tid] = jit.exp(x[base + tid] - m) / total
+        """,
+        "no_sync_before_the_max_tree": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = x[base]
+            for j in range(tid, ncols, ROW_BLOCK):
+                m = max(m, x[base + j])
+            buf[tid] = m
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = max(buf[tid], buf[tid + stride])
+                jit.syncthreads()
+                stride = stride // 2
+            m = buf[0]
+            jit.syncthreads()
+            total = 0.0
+            for j in range(tid, ncols, ROW_BLOCK):
+                total = total + jit.exp(x[base + j] - m)
+            buf[tid] = total
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            for j in range(tid, ncols, ROW_BLOCK):
+                out[base + j] = jit.exp(x[base + j] - m) / total
+        """,
+        "max_only_in_the_numerator": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = x[base]
+            for j in range(tid, ncols, ROW_BLOCK):
+                m = max(m, x[base + j])
+            buf[tid] = m
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = max(buf[tid], buf[tid + stride])
+                jit.syncthreads()
+                stride = stride // 2
+            m = buf[0]
+            jit.syncthreads()
+            total = 0.0
+            for j in range(tid, ncols, ROW_BLOCK):
+                total = total + jit.exp(x[base + j])
+            buf[tid] = total
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            for j in range(tid, ncols, ROW_BLOCK):
+                out[base + j] = jit.exp(x[base + j] - m) / (total * jit.exp(-m))
+        """,
+        "max_of_its_own_share_only": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = x[base]
+            for j in range(tid, ncols, ROW_BLOCK):
+                m = max(m, x[base + j])
+            total = 0.0
+            for j in range(tid, ncols, ROW_BLOCK):
+                total = total + jit.exp(x[base + j] - m)
+            buf[tid] = total * jit.exp(m)
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            for j in range(tid, ncols, ROW_BLOCK):
+                out[base + j] = jit.exp(x[base + j]) / total
+        """,
+    },
+    "07.5": {
+        "a_row_stride_m": """
+            a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            tx = jit.threadIdx.x
+            ty = jit.threadIdx.y
+            row = jit.blockIdx.y * TILE + ty
+            col = jit.blockIdx.x * TILE + tx
+            acc = 0.0
+            for start in range(0, k, TILE):
+                if row < m and start + tx < k:
+                    a_tile[ty * TILE + tx] = a[row * m + start + tx]
+                else:
+                    a_tile[ty * TILE + tx] = 0.0
+                if start + ty < k and col < n:
+                    b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+                else:
+                    b_tile[ty * TILE + tx] = 0.0
+                jit.syncthreads()
+                for p in range(TILE):
+                    acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                jit.syncthreads()
+            if row < m and col < n:
+                out[row * n + col] = acc
+        """,
+        "out_row_stride_m": """
+            a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            tx = jit.threadIdx.x
+            ty = jit.threadIdx.y
+            row = jit.blockIdx.y * TILE + ty
+            col = jit.blockIdx.x * TILE + tx
+            acc = 0.0
+            for start in range(0, k, TILE):
+                if row < m and start + tx < k:
+                    a_tile[ty * TILE + tx] = a[row * k + start + tx]
+                else:
+                    a_tile[ty * TILE + tx] = 0.0
+                if start + ty < k and col < n:
+                    b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+                else:
+                    b_tile[ty * TILE + tx] = 0.0
+                jit.syncthreads()
+                for p in range(TILE):
+                    acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                jit.syncthreads()
+            if row < m and col < n:
+                out[row * m + col] = acc
+        """,
+        "b_k_edge_checked_with_tx": """
+            a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            tx = jit.threadIdx.x
+            ty = jit.threadIdx.y
+            row = jit.blockIdx.y * TILE + ty
+            col = jit.blockIdx.x * TILE + tx
+            acc = 0.0
+            for start in range(0, k, TILE):
+                if row < m and start + tx < k:
+                    a_tile[ty * TILE + tx] = a[row * k + start + tx]
+                else:
+                    a_tile[ty * TILE + tx] = 0.0
+                if start + tx < k and col < n and start + ty < k:
+                    b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+                else:
+                    b_tile[ty * TILE + tx] = 0.0
+                jit.syncthreads()
+                for p in range(TILE):
+                    acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                jit.syncthreads()
+            if row < m and col < n:
+                out[row * n + col] = acc
+        """,
+        "accumulates_in_global_memory": """
+            a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            tx = jit.threadIdx.x
+            ty = jit.threadIdx.y
+            row = jit.blockIdx.y * TILE + ty
+            col = jit.blockIdx.x * TILE + tx
+            for start in range(0, k, TILE):
+                if row < m and start + tx < k:
+                    a_tile[ty * TILE + tx] = a[row * k + start + tx]
+                else:
+                    a_tile[ty * TILE + tx] = 0.0
+                if start + ty < k and col < n:
+                    b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+                else:
+                    b_tile[ty * TILE + tx] = 0.0
+                jit.syncthreads()
+                if row < m and col < n:
+                    for p in range(TILE):
+                        out[row * n + col] = (
+                            out[row * n + col] + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                        )
+                jit.syncthreads()
+        """,
+    },
+    "07.6": {
+        "numbers_with_fixed_decimals": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                names = [v if isinstance(v, str) else f"{float(v):.4f}" for v in operands]
+                lines.append(f"t{k} = " + table[op].format(*names))
+            return lines
+        """,
+        "operands_reversed": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+                lines.append(f"t{k} = " + table[op].format(*reversed(names)))
+            return lines
+        """,
+        "repr_without_float": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                names = [v if isinstance(v, str) else repr(v) for v in operands]
+                lines.append(f"t{k} = " + table[op].format(*names))
+            return lines
+        """,
+        "numbers_detected_as_floats_only": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                names = [repr(v) if isinstance(v, float) else str(v) for v in operands]
+                lines.append(f"t{k} = " + table[op].format(*names))
+            return lines
+        """,
+        "delegates_to_the_fusion_module": """
+            import importlib
+
+            codegen = importlib.import_module("minitorch.cuda.fusion")
+            return getattr(codegen, "fused_" + "lines")(steps)
+        """,
+    },
+}
+
+ROUND_2_CORRECT = {
+    "07.1": (
+        "axpy_kernel",
+        {
+            "guard_le_n_minus_one": """
+                i = jit.threadIdx.x + jit.blockDim.x * jit.blockIdx.x
+                if i <= n - 1:
+                    out[i] = y[i] + x[i] * alpha
+            """,
+        },
+    ),
+    "07.3": (
+        "block_sum_kernel",
+        {
+            "folds_the_mirror_cell": """
+                buf = jit.shared_memory(jit.float32, BLOCK)
+                tid = jit.threadIdx.x
+                i = jit.blockIdx.x * BLOCK + tid
+                buf[tid] = x[i] if i < n else 0.0
+                jit.syncthreads()
+                stride = jit.blockDim.x // 2
+                while stride > 0:
+                    if tid < stride:
+                        buf[tid] = buf[tid] + buf[2 * stride - 1 - tid]
+                    jit.syncthreads()
+                    stride = stride // 2
+                if tid == 0:
+                    partial[jit.blockIdx.x] = buf[0]
+            """,
+        },
+    ),
+    "07.5": (
+        "matmul_tiled_kernel",
+        {
+            "inner_loop_stops_at_k": """
+                a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+                b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+                tx = jit.threadIdx.x
+                ty = jit.threadIdx.y
+                row = jit.blockIdx.y * TILE + ty
+                col = jit.blockIdx.x * TILE + tx
+                acc = 0.0
+                start = 0
+                while start < k:
+                    a_value = 0.0
+                    if row < m and start + tx < k:
+                        a_value = a[row * k + start + tx]
+                    a_tile[ty * TILE + tx] = a_value
+                    b_value = 0.0
+                    if start + ty < k and col < n:
+                        b_value = b[(start + ty) * n + col]
+                    b_tile[ty * TILE + tx] = b_value
+                    jit.syncthreads()
+                    for p in range(min(TILE, k - start)):
+                        acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                    jit.syncthreads()
+                    start = start + TILE
+                if row < m and col < n:
+                    out[row * n + col] = acc
+            """,
+        },
+    ),
+    "07.6": (
+        "fused_lines",
+        {
+            "operands_parenthesised": """
+                lines = []
+                for k, (op, *operands) in enumerate(steps):
+                    table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                    names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
+                    lines.append(f"t{k} = " + table[op].format(*[f"({v})" for v in names]))
+                return lines
+            """,
+            "dict_of_tables": """
+                tables = {1: fusion.UNARY, 2: fusion.BINARY}
+                out = []
+                for k, step in enumerate(steps):
+                    op, operands = step[0], step[1:]
+                    code = [o if isinstance(o, str) else repr(float(o)) for o in operands]
+                    out.append("t%d = %s" % (k, tables[len(operands)][op].format(*code)))
+                return out
+            """,
+        },
+    ),
+}
+
+for _id, _bodies in ROUND_2.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, (_function, _bodies) in ROUND_2_CORRECT.items():
+    CORRECT[_id] = (_function, {**CORRECT.get(_id, (_function, {}))[1], **_bodies})

@@ -12,6 +12,7 @@ and never multiples of the block, so edge tiles and bounds guards are always exe
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -303,7 +304,7 @@ def _fused_case(run, steps, shapes):
             f"line {k} is {line!r}; it should assign t{k}"
         )
     _close(out, fusion.reference(steps, arrays), f"the fused kernel of {steps}", 1e-6, 1e-9)
-    return stats
+    return stats, lines
 
 
 # catches: operands swapped in sub/div, results numbered from 1, a step's op looked up in
@@ -315,13 +316,28 @@ def test_fused_lines_compute_the_graph(run):
     _fused_case(run, [("sub", 2.5, "x0"), ("relu", "t0"), ("maximum", "t1", 0.25)], [(2, 3)])
 
 
+# catches: a number rounded to a few decimals; an int or a numpy scalar written as it is
+# (repr(v) without float(): "2", "np.float64(0.5)") instead of as a float literal
+@exercise("07.6")
+def test_fused_lines_write_every_number_as_a_float_literal(run):
+    scale = float(run.rng.uniform(0.1, 3.0))  # many digits: every one of them counts
+    shift, floor = int(run.rng.integers(2, 9)), np.float64(run.rng.uniform(0.5, 1.5))
+    steps = [("mul", "x0", scale), ("add", "t0", shift), ("maximum", "t1", floor)]
+    _, lines = _fused_case(run, steps, [(3, 5)])
+    bare = [line for line in lines if re.search(r"(?<![\w.])\d+(?![\w.])|np\.", line)]
+    assert not bare, (
+        f"fused_lines wrote {bare}: write every number as a float literal, "
+        f"repr(float(value)) ({repr(float(shift))}, not {shift})"
+    )
+
+
 # catches: a fused node that loses a step, sigmoid/tanh/sqrt/log spelled wrong, delegating
 # to minitorch's fusion.fused_lines
 @exercise("07.6")
 def test_fused_lines_one_kernel_one_pass(run):
     steps = [("mul", "x0", 3.0), ("sigmoid", "t0"), ("tanh", "x1"), ("add", "t1", "t2"),
              ("sqrt", "t3"), ("log", "t4"), ("minimum", "t5", "x0")]  # fmt: skip
-    stats = _fused_case(run, steps, [(4, 3), (3,)])
+    stats, _ = _fused_case(run, steps, [(4, 3), (3,)])
     assert stats["global_writes"] == 12, (
         f"the fused kernel wrote {stats['global_writes']} elements; one per output (12) "
         "means no intermediate went to memory"
