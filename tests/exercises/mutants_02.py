@@ -897,3 +897,640 @@ CORRECT = {
         ),
     },
 }
+
+
+# --- A second round, written fresh from the exercise text (red team) ----------------------
+_DIV_HEAD = """
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+"""
+
+_LOG_HEAD = """
+class Log(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+"""
+
+_NUMERICAL = """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (f(minitorch.tensor(plus)).item() - f(minitorch.tensor(minus)).item()) / (
+            2 * eps
+        )
+    return grad
+"""
+
+_GRADCHECK_HEAD = """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.asarray(np.random.default_rng(0).standard_normal(out.shape)))
+"""
+
+_GRADCHECK_COMPARE = """
+    for i, x in enumerate(xs):
+
+        def projected(xi, i=i):
+            with minitorch.no_grad():
+                return (f(*xs[:i], xi, *xs[i + 1 :]) * v).sum()
+
+        numerical = numerical_grad(projected, x, eps)
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+"""
+
+ROUND_2 = {
+    "02.1": {
+        "div_b_forgets_grad": _DIV_HEAD + "        return grad / b, -a / (b * b)\n",
+        "div_squares_b_in_place": _DIV_HEAD
+        + """
+        grad_a = grad / b
+        b *= b
+        return grad_a, -grad * a / b
+""",
+        "mul_under_no_grad": """
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        with minitorch.no_grad():
+            return grad * b, grad * a
+""",
+        "delegates_div_to_autograd_grad": _DIV_HEAD
+        + """
+        with minitorch.enable_grad():
+            a2 = a.detach().requires_grad_() if isinstance(a, minitorch.Tensor) else a
+            b2 = b.detach().requires_grad_() if isinstance(b, minitorch.Tensor) else b
+            wanted = [t for t in (a2, b2) if isinstance(t, minitorch.Tensor)]
+            grads = list(minitorch.autograd.grad(a2 / b2, wanted, grad))
+        return tuple(grads.pop(0) if isinstance(t, minitorch.Tensor) else None for t in (a2, b2))
+""",
+    },
+    "02.2": {
+        "exp_under_no_grad": """
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        with minitorch.no_grad():
+            return grad * out
+""",
+        "log_divides_grad_in_place": _LOG_HEAD
+        + """
+        grad /= a
+        return grad
+""",
+        "delegates_log_to_tensor_backward": _LOG_HEAD
+        + """
+        with minitorch.enable_grad():
+            a2 = a.detach().requires_grad_()
+            a2.log().backward(grad)
+        return a2.grad
+""",
+    },
+    "02.3": {
+        "grad_dims_not_offset_by_the_leading_ones": """
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(tuple(dims), keepdim=True)
+    return grad.reshape(shape)
+""",
+        "size_zero_dims_not_summed": """
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[lead + i] > 1:
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(tuple(dims), keepdim=True)
+    return grad.reshape(shape)
+""",
+        "delegates_to_expand_backward": """
+def unbroadcast(grad, shape):
+    from types import SimpleNamespace
+
+    from minitorch.ops.views import Expand
+
+    return Expand.backward(SimpleNamespace(shape=tuple(shape)), grad)[0]
+""",
+    },
+    "02.4": {
+        "T_instead_of_mT": _matmul(
+            "return unbroadcast(grad @ b.T, a.shape), unbroadcast(a.T @ grad, b.shape)"
+        ),
+        "leading_batch_dims_only": _matmul(
+            """grad_a, grad_b = grad @ b.mT, a.mT @ grad
+        while grad_a.ndim > a.ndim:
+            grad_a = grad_a.sum(0)
+        while grad_b.ndim > b.ndim:
+            grad_b = grad_b.sum(0)
+        return grad_a, grad_b"""
+        ),
+    },
+    "02.5": {
+        "unsqueezes_at_the_end": _sum(
+            """if not ctx.keepdim:
+            for d in ctx.dims:
+                grad = grad.unsqueeze(-1)
+        return grad.expand(ctx.input_shape), None, None"""
+        ),
+    },
+    "02.6": {
+        "keyed_by_name": """
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    incoming = {root.name(): 0}
+    nodes = {root.name(): root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child.name() not in incoming:
+                incoming[child.name()] = 0
+                nodes[child.name()] = child
+                stack.append(child)
+            incoming[child.name()] += 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and child is nodes[child.name()]:
+                incoming[child.name()] -= 1
+                if incoming[child.name()] == 0:
+                    ready.append(child)
+    return order
+""",
+        "none_children_kept": """
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    incoming = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child, _ in getattr(node, "next_functions", ()):
+            if child not in incoming:
+                incoming[child] = 0
+                stack.append(child)
+            incoming[child] += 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in getattr(node, "next_functions", ()):
+            incoming[child] -= 1
+            if incoming[child] == 0:
+                ready.append(child)
+    return order
+""",
+        "sorted_by_in_degree": _ORDER_HEAD
+        + _KAHN_COUNT
+        + """
+    return sorted(incoming, key=incoming.get)
+""",
+        "sorted_by_bfs_depth": """
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    depth = {root: 0}
+    queue = [root]
+    for node in queue:
+        for child, _ in node.next_functions:
+            if child is not None and child not in depth:
+                depth[child] = depth[node] + 1
+                queue.append(child)
+    return sorted(depth, key=depth.get)
+""",
+        "seen_set_kept_between_calls": """
+def topological_order(tensor, _seen=set()):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    incoming = {root: 0}
+    stack = [root]
+    _seen.add(root)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child not in _seen:
+                _seen.add(child)
+                incoming[child] = 0
+                stack.append(child)
+            if child in incoming:
+                incoming[child] += 1
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child in incoming:
+                incoming[child] -= 1
+                if incoming[child] == 0:
+                    ready.append(child)
+    return order
+""",
+    },
+    "02.7": {
+        "pending_indexed_directly": _BACKWARD_HEAD
+        + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending[node]
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is None or g is None:
+                continue
+            pending[child] = g if child not in pending else pending[child] + g
+""",
+        "none_gradients_not_skipped": _BACKWARD_HEAD
+        + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is None:
+                continue
+            pending[child] = g if pending.get(child) is None else pending[child] + g
+""",
+        "delegates_to_autograd_grad": _BACKWARD_HEAD
+        + """
+    leaves = [n.variable for n in topological_order(tensor) if isinstance(n, AccumulateGrad)]
+    grads = minitorch.autograd.grad(tensor, leaves, gradient, retain_graph=True)
+    for leaf, g in zip(leaves, grads):
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+""",
+        "delegates_accumulation_to_the_engine": _BACKWARD_HEAD
+        + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            engine._accumulate_into(node.variable, grad, False, set())
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is None or g is None:
+                continue
+            pending[child] = g if child not in pending else pending[child] + g
+""",
+    },
+    "02.8": {
+        "clip_bounds_swapped": _clip(
+            backward="return minitorch.maximum(minitorch.minimum(grad, -1.0), 1.0)"
+        ),
+        "forward_float32_copy": _clip(forward="return a.astype(np.float32)"),
+        "forward_returns_a_numpy_view": _clip(forward="return a.reshape(a.shape)"),
+        "clips_grad_in_place_by_masks": _clip(
+            backward="""grad[grad > 1.0] = 1.0
+        grad[grad < -1.0] = -1.0
+        return grad"""
+        ),
+    },
+    "02.9": {
+        "divided_by_eps": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (f(minitorch.tensor(plus)).item() - f(minitorch.tensor(minus)).item()) / eps
+    return grad
+""",
+        "perturbs_x_itself": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().numpy()
+    grad = np.zeros(base.shape)
+    for index in np.ndindex(*base.shape):
+        base[index] += eps
+        f_plus = f(minitorch.tensor(base.astype(np.float64))).item()
+        base[index] -= 2 * eps
+        f_minus = f(minitorch.tensor(base.astype(np.float64))).item()
+        base[index] += eps
+        grad[index] = (f_plus - f_minus) / (2 * eps)
+    return grad
+""",
+        "loops_over_the_first_dim": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for i in range(len(base)):
+        plus, minus = base.copy(), base.copy()
+        plus[i] += eps
+        minus[i] -= eps
+        grad[i] = (f(minitorch.tensor(plus)).item() - f(minitorch.tensor(minus)).item()) / (
+            2 * eps
+        )
+    return grad
+""",
+        "numpy_arrays_passed_to_f": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (float(f(plus)) - float(f(minus))) / (2 * eps)
+    return grad
+""",
+        "returns_a_tensor": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    grad = np.zeros_like(base)
+    for index in np.ndindex(*base.shape):
+        plus, minus = base.copy(), base.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (f(minitorch.tensor(plus)).item() - f(minitorch.tensor(minus)).item()) / (
+            2 * eps
+        )
+    return minitorch.tensor(grad)
+""",
+        "unused_input_crashes": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + """
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+
+        def projected(xi, i=i):
+            with minitorch.no_grad():
+                return (f(*xs[:i], xi, *xs[i + 1 :]) * v).sum()
+
+        if not np.allclose(x.grad.numpy(), numerical_grad(projected, x, eps), atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+        "backward_once_per_input": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + """
+    for i, x in enumerate(xs):
+        (f(*xs) * v).sum().backward()
+
+        def projected(xi, i=i):
+            with minitorch.no_grad():
+                return (f(*xs[:i], xi, *xs[i + 1 :]) * v).sum()
+
+        numerical = numerical_grad(projected, x, eps)
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.allclose(analytic, numerical, atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+        "tolerances_swapped": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + "    (out * v).sum().backward()\n"
+        + _GRADCHECK_COMPARE
+        + """
+        if not np.allclose(analytic, numerical, atol=rtol, rtol=atol):
+            return False
+    return True
+""",
+        "compares_the_sums": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + "    (out * v).sum().backward()\n"
+        + _GRADCHECK_COMPARE
+        + """
+        if not np.isclose(analytic.sum(), numerical.sum(), atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+        "absolute_tolerance_only": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + "    (out * v).sum().backward()\n"
+        + _GRADCHECK_COMPARE
+        + """
+        if np.abs(analytic - numerical).max(initial=0.0) > atol:
+            return False
+    return True
+""",
+        "fresh_random_weights_for_the_differences": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + """
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+
+        def projected(xi, i=i):
+            w = minitorch.tensor(np.asarray(np.random.default_rng().standard_normal(out.shape)))
+            with minitorch.no_grad():
+                return (f(*xs[:i], xi, *xs[i + 1 :]) * w).sum()
+
+        numerical = numerical_grad(projected, x, eps)
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.allclose(analytic, numerical, atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+        "inputs_kept_in_their_dtype": _NUMERICAL
+        + """
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.asarray(np.random.default_rng(0).standard_normal(out.shape)))
+    (out * v).sum().backward()
+"""
+        + _GRADCHECK_COMPARE
+        + """
+        if not np.allclose(analytic, numerical, atol=atol, rtol=rtol):
+            return False
+    return True
+""",
+    },
+}
+
+ROUND_2_CORRECT = {
+    "02.1": {
+        "div_through_the_output": _DIV_HEAD + "        return grad / b, -grad * (a / b) / b\n",
+    },
+    "02.2": {
+        "log_times_a_reciprocal_power": _LOG_HEAD + "        return grad * a**-1.0\n",
+    },
+    "02.3": {
+        "leading_dims_summed_one_at_a_time": """
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+    while grad.ndim > len(shape):
+        grad = grad.sum(0)
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[i] != 1:
+            grad = grad.sum(i, keepdim=True)
+    return grad if tuple(grad.shape) == shape else grad.reshape(shape)
+""",
+    },
+    "02.5": {
+        "reshaped_to_the_kept_shape": _sum(
+            """kept = list(ctx.input_shape)
+        for d in ctx.dims:
+            kept[d] = 1
+        return grad.reshape(kept).expand(ctx.input_shape), None, None"""
+        ),
+    },
+    "02.6": {
+        "iterative_postorder_reversed": """
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    done, post = set(), []
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            post.append(node)
+            continue
+        if node in done:
+            continue
+        done.add(node)
+        stack.append((node, True))
+        for child, _ in node.next_functions:
+            if child is not None and child not in done:
+                stack.append((child, False))
+    return post[::-1]
+""",
+        "kahn_with_a_queue": """
+from collections import deque
+
+
+def topological_order(tensor):
+    root = tensor.grad_fn
+    if root is None:
+        return []
+    incoming, stack = {root: 0}, [root]
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                if child not in incoming:
+                    stack.append(child)
+                incoming[child] = incoming.get(child, 0) + 1
+    order, ready = [], deque([root])
+    while ready:
+        node = ready.popleft()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                incoming[child] -= 1
+                if not incoming[child]:
+                    ready.append(child)
+    return order
+""",
+    },
+    "02.7": {
+        "leaves_told_apart_by_name": _BACKWARD_HEAD
+        + """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if type(node).__name__ == "AccumulateGrad":
+            node.variable.grad = grad if node.variable.grad is None else node.variable.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = pending[child] + g if child in pending else g
+""",
+    },
+    "02.8": {
+        "forward_np_array_backward_where": _clip(
+            forward="return np.array(a, copy=True)",
+            backward="return minitorch.where(grad.abs() > 1.0, grad.sign(), grad)",
+        ),
+    },
+    "02.9": {
+        "flat_walk_and_one_v_per_input": """
+def numerical_grad(f, x, eps=1e-6):
+    base = x.detach().double().numpy().copy()
+    flat = base.reshape(-1)
+    grad = np.zeros(flat.size)
+    for k in range(flat.size):
+        keep = flat[k]
+        flat[k] = keep + eps
+        f_plus = f(minitorch.tensor(base.copy())).item()
+        flat[k] = keep - eps
+        f_minus = f(minitorch.tensor(base.copy())).item()
+        flat[k] = keep
+        grad[k] = (f_plus - f_minus) / (2 * eps)
+    return grad.reshape(base.shape)
+
+
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    xs = [x.detach().double().requires_grad_() for x in inputs]
+    out = f(*xs)
+    v = minitorch.tensor(np.random.default_rng(0).standard_normal(tuple(out.shape)))
+    (out * v).sum().backward()
+    ok = True
+    for i, x in enumerate(xs):
+        with minitorch.no_grad():
+            numerical = numerical_grad(lambda t: (f(*xs[:i], t, *xs[i + 1 :]) * v).sum(), x, eps)
+        analytic = x.grad.numpy() if x.grad is not None else np.zeros(tuple(x.shape))
+        ok = ok and bool(np.allclose(analytic, numerical, atol=atol, rtol=rtol))
+    return ok
+""",
+    },
+}
+
+for _table, _extra in ((MUTANTS, ROUND_2), (CORRECT, ROUND_2_CORRECT)):
+    for _exercise_id, _bodies in _extra.items():
+        _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+        assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
+        _table[_exercise_id] = {**_table[_exercise_id], **_bodies}

@@ -20,7 +20,7 @@ from minitorch import Function, Tensor
 from minitorch.autograd import Node, engine
 from minitorch.autograd import graph_figure as _figure
 from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe, tensor_data
-from minitorch.ops import elementwise, linalg, reduce
+from minitorch.ops import elementwise, linalg, reduce, views
 
 F64 = minitorch.float64
 _checks = importlib.import_module("minitorch.autograd.gradcheck")
@@ -30,11 +30,25 @@ _NO_RECURSION = Forbidden(
     sys.setrecursionlimit, "sys.setrecursionlimit (walk the graph with a loop, not recursion)"
 )
 _ENGINE = (engine.backward, engine.grad, engine._run, engine._dependencies, engine._needed)
+# catches: a gradient summed back by a backward of minitorch's that calls its unbroadcast
+# (Expand.backward(ctx, grad) with a made-up ctx, Add.backward, ...) or by the engine's check
+_SUM_BACK = (
+    views.Expand,
+    elementwise.Add,
+    elementwise.Sub,
+    elementwise.Mul,
+    elementwise.Div,
+    elementwise.Where,
+    engine._validate,
+)
+# catches: a backward that hands its derivative to minitorch's engine (autograd.grad or
+# .backward() on a copy of the inputs, inside backward)
+_IN_BACKWARD = forbid(*_ENGINE, Tensor.backward)
 FORBIDDEN = {
     "02.1": forbid(elementwise.Mul, elementwise.Div),
     "02.2": forbid(elementwise.Exp, elementwise.Log),
-    "02.3": forbid(elementwise.unbroadcast),
-    "02.4": forbid(linalg.MatMul, linalg.matmul_arrays, elementwise.unbroadcast),
+    "02.3": forbid(elementwise.unbroadcast, *_SUM_BACK),
+    "02.4": forbid(linalg.MatMul, linalg.matmul_arrays, elementwise.unbroadcast, *_SUM_BACK),
     "02.5": forbid(reduce.Sum, reduce._expand_back),
     "02.6": forbid(*_ENGINE, Tensor.backward, _figure.graph_layout, _NO_RECURSION),
     "02.7": forbid(
@@ -378,6 +392,26 @@ def test_exp_and_log_backward_are_differentiable(run):
     _close(got, -1 / x**2, f"the second derivative of log(x) through your Log {hint}")
 
 
+# catches: a backward that hands the derivative to minitorch's engine (autograd.grad or
+# .backward() on copies of a and b inside backward); gradients returned in the wrong order
+@exercise("02.1")
+def test_mul_and_div_backward_called_directly(run):
+    s = int(run.rng.integers(1000))
+    specs = [_spec(5 + s, 3, 2), _spec(6 + s, 3, 2, low=0.5, high=2.0)]
+    _direct_backward(run, "Mul", specs, (), "Mul.backward called with a random gradient")
+    _direct_backward(run, "Div", specs, (), "Div.backward called with a random gradient")
+
+
+# catches: a backward that hands the derivative to minitorch's engine (autograd.grad or
+# .backward() on a copy of the input inside backward)
+@exercise("02.2")
+def test_exp_and_log_backward_called_directly(run):
+    s = int(run.rng.integers(1000))
+    _direct_backward(run, "Exp", [_spec(7 + s, 2, 3)], (), "Exp.backward called directly")
+    spec = _spec(8 + s, 2, 3, low=0.5, high=2.0)
+    _direct_backward(run, "Log", [spec], (), "Log.backward called directly")
+
+
 # --- 02.3 unbroadcast ---------------------------------------------------------------------
 UNBROADCAST_CASES = [
     ((2, 3), (2, 3)),
@@ -391,6 +425,11 @@ UNBROADCAST_CASES = [
     ((2, 3, 4), (1,)),
     ((3, 1, 4), (1, 4)),
     ((1, 4, 3), (1, 3)),
+    # catches: a size-1 dim left unsummed when the gradient has size 0 there (a (1,) input
+    # broadcast against (0,) gets a gradient of zeros, not an error)
+    ((2, 0), (2, 1)),
+    ((0, 3), (3,)),
+    ((0,), (1,)),
 ]
 
 
@@ -493,8 +532,8 @@ def direct_backward(nb, name, specs, params, seed):
     """The learner's backward called directly (not through the engine, which sums a
     gradient of a broadcast shape back to its input's shape): what it returns."""
     leaves = [_leaf(s) for s in specs]
-    exercise_id = "02.4" if name == "MatMul" else "02.5"
-    with forbidding(FORBIDDEN[exercise_id], nb):
+    exercise_id = FUNCTION_EXERCISE.get(name, "02.5")
+    with forbidding(FORBIDDEN[exercise_id] + _IN_BACKWARD, nb):
         cls = getattr(nb, name)
         out = cls.apply(*leaves, *params)
         grad = minitorch.tensor(_weights(seed, tuple(out.shape)), dtype=out.dtype)
@@ -514,7 +553,10 @@ def _direct_backward(run, name, specs, params, what):
         f"{what}: backward returned {len(got)} values; it should return one per argument of "
         f"forward ({expected_count})"
     )
-    out = (leaves[0] @ leaves[1]) if name == "MatMul" else leaves[0].sum(params[0], params[1])
+    if name in REFERENCE_FUNCTIONS:
+        out = REFERENCE_FUNCTIONS[name](*leaves)
+    else:
+        out = leaves[0].sum(params[0], params[1])
     grad = minitorch.tensor(_weights(7, tuple(out.shape)), dtype=out.dtype)
     expected = minitorch.autograd.grad(out, leaves, grad)
     for k, (g, e, leaf) in enumerate(zip(got, expected, leaves, strict=False)):
@@ -633,6 +675,7 @@ GRAPHS_TO_ORDER = {
     "network": lambda L: (((L[0] @ L[1] + L[2]).relu() @ L[3]) ** 2).mean(),
     "doubling": lambda L: _doubled(L[0], 18).sum(),
     "chain": lambda L: _chain(L[0], 10_000),
+    "constant": lambda L: (L[0] * minitorch.tensor([1.0, -2.0, 0.5], dtype=F64)).exp().sum(),
 }
 
 
@@ -665,13 +708,15 @@ def _pythons_recursion_limit():
 
 
 @probe
-def order_of(nb, graph, specs):
-    """The learner's order as canonical node numbers (-1: not a Node, -2: not in the graph)."""
+def order_of(nb, graph, specs, calls=1):
+    """The learner's order as canonical node numbers (-1: not a Node, -2: not in the graph);
+    with ``calls`` > 1, that of the last of several calls on the same graph."""
     root = GRAPHS_TO_ORDER[graph]([_leaf(s) for s in specs])
     index, _, _ = _nodes(root.grad_fn)
     try:
         with _pythons_recursion_limit(), forbidding(FORBIDDEN["02.6"], nb):
-            order = nb.topological_order(root)
+            for _ in range(calls):
+                order = nb.topological_order(root)
     except RecursionError:
         raise AssertionError(
             "topological_order hit Python's recursion limit: walk the graph with an explicit "
@@ -682,8 +727,8 @@ def order_of(nb, graph, specs):
     return [index.get(n, -2) if isinstance(n, Node) else -1 for n in list(order)]
 
 
-def _check_order(run, graph, specs, what):
-    order = run(order_of, graph, specs)
+def _check_order(run, graph, specs, what, calls=1):
+    order = run(order_of, graph, specs, calls)
     assert order is not None, f"topological_order({what}) returned None: return a list of nodes"
     root = GRAPHS_TO_ORDER[graph]([_leaf(s) for s in specs])
     _, names, edges = _nodes(root.grad_fn)
@@ -731,6 +776,15 @@ def test_order_of_small_graphs(run):
     _check_order(run, "diamond", [_spec(90, 3)], "y + y.exp()")
 
 
+# catches: the (None, 0) edge of an input that needs no gradient followed as if it were a
+# node; state kept between calls (a seen-set in a default argument or a global)
+@exercise("02.6")
+def test_order_with_a_constant_and_when_called_twice(run):
+    _check_order(run, "constant", [_spec(93, 3)], "(x * c).exp().sum() with a constant c")
+    what = "(x * w).sum() + b, the second time it is asked for"
+    _check_order(run, "small", [_spec(94, 3), _spec(95, 3), _spec(96)], what, calls=2)
+
+
 # catches: a node placed before all of the nodes that feed it a gradient
 @exercise("02.6")
 def test_order_with_shared_subexpressions(run):
@@ -767,11 +821,36 @@ def _softmax_loss(x, t):
     return -((e / e.sum(1, keepdim=True)).log() * t).sum()
 
 
+class _FirstOnly(Function):
+    """a + b whose backward sends b no gradient (None): the node below b may get none."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def _none_after_a_gradient(a, b):
+    z = b.exp()  # z's node gets a gradient from the Add, then None from _FirstOnly
+    return (_FirstOnly.apply(a * 2.0, z) + z).sum()
+
+
+def _none_only(a, b):
+    return _FirstOnly.apply(a * 2.0, b.exp()).sum()  # b.exp()'s node gets only None
+
+
 GRAPHS = [
     (_mlp, [(5, 3), (3, 4), (4,), (4, 2)], "a two-layer network"),
     (_shared, [(4,), (4,)], "a graph reusing h = x * y"),
     (_softmax_loss, [(3, 4), (3, 4)], "a softmax cross-entropy"),
     (lambda x: (x * x * x).sum(), [(3,)], "(x * x * x).sum()"),
+    # catches: a None gradient added to one that arrived before it; a node that received no
+    # gradient at all looked up as if it had one (pending[node] raises KeyError)
+    (_none_after_a_gradient, [(3,), (3,)], "a graph where a backward returns None for b"),
+    (_none_only, [(3,), (3,)], "a graph where b's only path gets None"),
 ]
 
 
@@ -810,6 +889,11 @@ def test_backward_matches_tensor_backward(run):
         ref = [_leaf(spec) for spec in specs]
         build(*ref).backward()
         for i, (a, b) in enumerate(zip(got, ref, strict=True)):
+            if b.grad is None:
+                assert a["grad"] is None, (
+                    f"backward({what}): leaf {i} got a .grad, but no gradient reaches it"
+                )
+                continue
             _close(a["grad"], b.grad, f"backward({what}): the .grad of leaf {i}")
             assert not a["requires_grad"], (
                 f"backward({what}): the .grad of leaf {i} requires grad; keep the "
@@ -979,6 +1063,11 @@ def test_clip_forward_is_the_identity(run):
     got = run(clip_forward, spec)
     assert got["type"] == "Tensor", f"ClipGrad.apply(x) returned a {got['type']}"
     _close(got["values"], _leaf(spec), "ClipGrad.apply(x)")
+    # catches: a copy made in another dtype (a.astype(np.float32)) instead of a.copy()
+    assert got["dtype"] == str(F64), (
+        f"ClipGrad.apply(x) of a float64 x is {got['dtype']}: the values pass unchanged, "
+        "dtype included (return a.copy())"
+    )
     assert got["grad_fn"] == "ClipGradBackward", (
         "ClipGrad.apply(x) of a tensor that requires grad should have grad_fn ClipGradBackward"
     )
@@ -1150,6 +1239,36 @@ class _FlippedGrad(Function):
         return flipped * minitorch.tensor([2.0, -1.0, 2.0, -1.0], dtype=grad.dtype)
 
 
+class _SquareOnePercent(Function):
+    """a * a with a backward 1% too large, on small inputs: its error is tiny in absolute
+    terms, so only the relative tolerance (rtol) sees it."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * 2.02 * a
+
+
+class _MatMulTransposedGradA(Function):
+    """a @ b for square matrices whose gradient for a comes out transposed: the right
+    numbers in the wrong places (their sum is right)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad @ b.mT).mT, a.mT @ grad
+
+
 NUMERICAL = {
     "sum_cubed": lambda t: t.sum() ** 3,
     "cube": lambda t: (t**3).sum(),
@@ -1173,6 +1292,7 @@ def numerical_grads(nb, cases):
             data = tensor_data(got)
         else:
             data = {"type": "array", "values": np.asarray(got, dtype=np.float64)}
+            data["ndarray_dtype"] = str(got.dtype) if isinstance(got, np.ndarray) else None
         data["unchanged"] = bool(np.array_equal(np.asarray(x.numpy()), before))
         out.append(data)
     return out
@@ -1184,6 +1304,11 @@ def test_numerical_grad_of_a_cubic(run):
     spec = _spec(170, 2, 3)
     x = _array(_leaf(spec))
     got = run(numerical_grads, [("cube", spec, None), ("cube", spec, 0.5)])
+    # catches: a Tensor, a list or a float32 array where the text asks for a float64 array
+    assert got[0].get("ndarray_dtype") == "float64", (
+        f"numerical_grad returned a {got[0]['type']} ({got[0].get('ndarray_dtype')}); return "
+        "a float64 numpy array of x's shape"
+    )
     _close(got[0]["values"], 3 * x**2, "numerical_grad of (x**3).sum()", atol=1e-6, rtol=1e-6)
     expected = 3 * x**2 + 0.25
     what = "numerical_grad of (x**3).sum() with eps=0.5 (central: 3x^2 + eps^2)"
@@ -1244,6 +1369,11 @@ GRADCHECK_CASES = {
     "mul_wrong_b": (_MulWrongForB.apply, [_spec(181, 2, 3), _spec(182, 2, 3)]),
     "exp_1pc": (_ExpOffByOnePercent.apply, [_spec(183, 4)]),
     "flipped": (_FlippedGrad.apply, [_spec(185, 4)]),
+    "unused": (lambda a, b: a.exp(), [_spec(188, 3), _spec(189, 2)]),
+    "big_cube": (lambda a: a * a * a, [_spec(190, 4, low=50.0, high=100.0)]),
+    "exp32_overflow": (lambda a: a.exp(), [_spec(191, 3, low=89.0, high=92.0, dtype="float32")]),
+    "small_1pc": (_SquareOnePercent.apply, [_spec(192, 4, low=0.01, high=0.02)]),
+    "transposed": (_MatMulTransposedGradA.apply, [_spec(193, 3, 3), _spec(194, 3, 3)]),
 }
 
 
@@ -1267,6 +1397,12 @@ def test_gradcheck_passes_correct_functions(run):
         "cube": "a correct Cube Function",
         "sigmoid32": "(a @ b).sigmoid() with float32 inputs (check in float64)",
         "scalar": "(a * a).sum(), a scalar output",
+        # catches: an input the output does not use (its .grad stays None)
+        "unused": "f(a, b) = a.exp(), which does not use b",
+        # catches: an absolute tolerance alone (large gradients carry rounding error)
+        "big_cube": "a * a * a for a in [50, 100] (large gradients: use rtol too)",
+        # catches: inputs kept in float32 (exp(90) overflows float32, not float64)
+        "exp32_overflow": "a.exp() of float32 inputs near 90 (check in float64)",
     }
     for what, result in zip(cases.values(), run(gradcheck_results, list(cases)), strict=True):
         assert result is not None, f"gradcheck({what}) returned None: return True or False"
@@ -1281,6 +1417,10 @@ def test_gradcheck_catches_wrong_backwards(run):
         "mul_wrong_b": "a Mul whose backward is wrong only for its second input",
         "exp_1pc": "an Exp whose backward is 1% too large",
         "flipped": "a Function whose backward reverses the gradient (right for ones only)",
+        # catches: atol and rtol swapped (a 1% error on small gradients passes atol=1e-3)
+        "small_1pc": "a Square whose backward is 1% too large, on inputs near 0.015",
+        # catches: sums of the gradients compared instead of every element
+        "transposed": "a MatMul whose gradient for a comes out transposed",
     }
     for what, result in zip(cases.values(), run(gradcheck_results, list(cases)), strict=True):
         assert result is not None, f"gradcheck({what}) returned None: return True or False"
