@@ -1213,3 +1213,629 @@ CORRECT = {
         },
     ),
 }
+
+
+# --- a second, independent round of wrong answers ------------------------------------------
+_RECORD_TAIL = """
+outs = out if isinstance(out, tuple) else (out,)
+values = [tracer.graph.new_value(o) for o in outs]
+tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+for o, v in zip(outs, values):
+    tracer.bind(o, v)
+"""
+
+_NEW_RECORD = {
+    "lists_become_tuples": """
+def m(a):
+    if isinstance(a, Tensor):
+        return tracer.value_of(a)
+    if isinstance(a, (tuple, list)):
+        return tuple(m(x) for x in a)
+    return a
+
+vargs = tuple(m(a) for a in args)
+vkwargs = {k: m(v) for k, v in kwargs.items()}
+"""
+    + _RECORD_TAIL,
+    "keyword_tuples_not_mapped": """
+vargs = tuple(replace_tensors(tracer, a) for a in args)
+vkwargs = {k: tracer.value_of(v) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+"""
+    + _RECORD_TAIL,
+    "one_level_of_nesting": """
+def m(a):
+    if isinstance(a, Tensor):
+        return tracer.value_of(a)
+    if isinstance(a, (tuple, list)):
+        return type(a)(tracer.value_of(x) if isinstance(x, Tensor) else x for x in a)
+    return a
+
+vargs = tuple(m(a) for a in args)
+vkwargs = {k: m(v) for k, v in kwargs.items()}
+"""
+    + _RECORD_TAIL,
+    "target_is_the_op_name": """
+vargs = tuple(replace_tensors(tracer, a) for a in args)
+vkwargs = {k: replace_tensors(tracer, v) for k, v in kwargs.items()}
+outs = out if isinstance(out, tuple) else (out,)
+values = [tracer.graph.new_value(o) for o in outs]
+tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=op_name(cls))
+for o, v in zip(outs, values):
+    tracer.bind(o, v)
+""",
+    "output_values_shaped_like_the_first_input": """
+vargs = tuple(replace_tensors(tracer, a) for a in args)
+vkwargs = {k: replace_tensors(tracer, v) for k, v in kwargs.items()}
+outs = out if isinstance(out, tuple) else (out,)
+tensors = [a for a in args if isinstance(a, Tensor)]
+first = tensors[0] if tensors else outs[0]
+values = [tracer.graph.new_value(first) for o in outs]
+tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+for o, v in zip(outs, values):
+    tracer.bind(o, v)
+""",
+    "outputs_looked_up_not_created": """
+vargs = tuple(replace_tensors(tracer, a) for a in args)
+vkwargs = {k: replace_tensors(tracer, v) for k, v in kwargs.items()}
+outs = out if isinstance(out, tuple) else (out,)
+values = [tracer.value_of(o) for o in outs]
+tracer.graph.create(op_name(cls), vargs, vkwargs, values, target=cls)
+""",
+    "delegates_to_the_tracers_arg": """
+vargs = tuple(tracer.arg(a) for a in args)
+vkwargs = {k: tracer.arg(v) for k, v in kwargs.items()}
+"""
+    + _RECORD_TAIL,
+}
+
+_RUN_HEAD = """
+env = dict(zip(graph.inputs, inputs))
+
+def get(a):
+    return env[a] if isinstance(a, Value) else a
+
+"""
+
+_NEW_RUN_NODES = {
+    "keyword_values_not_looked_up": _RUN_HEAD
+    + """
+for node in graph.nodes:
+    if node.op == "constant":
+        result = node.args[0]
+    elif node.op == "get_attr":
+        result = attrs[node.args[0]]
+    else:
+        result = node.target.apply(*[get(a) for a in node.args], **node.kwargs)
+    if len(node.outputs) == 1:
+        env[node.outputs[0]] = result
+    else:
+        env.update(zip(node.outputs, result))
+return [env[v] for v in graph.outputs]
+""",
+    "attributes_detached": _RUN_HEAD
+    + """
+for node in graph.nodes:
+    if node.op == "constant":
+        result = node.args[0]
+    elif node.op == "get_attr":
+        result = attrs[node.args[0]].detach()
+    else:
+        args = [get(a) for a in node.args]
+        kwargs = {k: get(v) for k, v in node.kwargs.items()}
+        result = node.target.apply(*args, **kwargs)
+    if len(node.outputs) == 1:
+        env[node.outputs[0]] = result
+    else:
+        env.update(zip(node.outputs, result))
+return [env[v] for v in graph.outputs]
+""",
+    "only_what_the_outputs_need": """
+env = dict(zip(graph.inputs, inputs))
+producer = {v: n for n in graph.nodes for v in n.outputs}
+
+def value(v):
+    if v not in env:
+        node = producer[v]
+        if node.op == "constant":
+            result = node.args[0]
+        elif node.op == "get_attr":
+            result = attrs[node.args[0]]
+        else:
+            args = [value(a) if isinstance(a, Value) else a for a in node.args]
+            kwargs = {k: value(a) if isinstance(a, Value) else a for k, a in node.kwargs.items()}
+            result = node.target.apply(*args, **kwargs)
+        if len(node.outputs) == 1:
+            env[node.outputs[0]] = result
+        else:
+            env.update(zip(node.outputs, result))
+    return env[v]
+
+return [value(v) for v in graph.outputs]
+""",
+    "constants_copied": _RUN_HEAD
+    + """
+for node in graph.nodes:
+    if node.op == "constant":
+        c = node.args[0]
+        result = c.clone() if isinstance(c, Tensor) else c
+    elif node.op == "get_attr":
+        result = attrs[node.args[0]]
+    else:
+        args = [get(a) for a in node.args]
+        kwargs = {k: get(v) for k, v in node.kwargs.items()}
+        result = node.target.apply(*args, **kwargs)
+    if len(node.outputs) == 1:
+        env[node.outputs[0]] = result
+    else:
+        env.update(zip(node.outputs, result))
+return [env[v] for v in graph.outputs]
+""",
+}
+
+_NEW_DCE = {
+    "drops_unused_graph_inputs": """
+g = graph.copy()
+needed = set(g.outputs)
+kept = []
+for node in reversed(g.nodes):
+    if is_pure(node) and not any(v in needed for v in node.outputs):
+        continue
+    kept.append(node)
+    needed.update(node.inputs)
+g.nodes = kept[::-1]
+g.inputs = [v for v in g.inputs if v in needed]
+return g
+""",
+    "first_output_decides": """
+g = graph.copy()
+needed = set(g.outputs)
+kept = []
+for node in reversed(g.nodes):
+    if is_pure(node) and node.outputs[0] not in needed:
+        continue
+    kept.append(node)
+    needed.update(node.inputs)
+g.nodes = kept[::-1]
+return g
+""",
+    "positional_values_only": """
+g = graph.copy()
+needed = set(g.outputs)
+kept = []
+for node in reversed(g.nodes):
+    if is_pure(node) and not any(v in needed for v in node.outputs):
+        continue
+    kept.append(node)
+    needed.update(a for a in node.args if isinstance(a, Value))
+g.nodes = kept[::-1]
+return g
+""",
+    "keeps_every_constant": """
+g = graph.copy()
+needed = set(g.outputs)
+kept = []
+for node in reversed(g.nodes):
+    dead = not any(v in needed for v in node.outputs)
+    if is_pure(node) and dead and node.op not in ("constant", "get_attr"):
+        continue
+    kept.append(node)
+    needed.update(node.inputs)
+g.nodes = kept[::-1]
+return g
+""",
+}
+
+_FOLD_HEAD = """
+g = graph.copy()
+known = {}
+new_nodes = []
+for node in g.nodes:
+    if node.op == "constant":
+        known[node.outputs[0]] = node.args[0]
+        new_nodes.append(node)
+        continue
+"""
+
+_NEW_FOLD = {
+    "keyword_constants_not_substituted": _FOLD_HEAD
+    + """
+    foldable = (
+        node.op != "get_attr" and is_pure(node) and node.inputs
+        and all(v in known for v in node.inputs)
+        and not any(isinstance(known[v], Tensor) and known[v].requires_grad for v in node.inputs)
+    )
+    if foldable:
+        args = [known[a] if isinstance(a, Value) else a for a in node.args]
+        with no_grad():
+            value = node.target.apply(*args, **node.kwargs)
+        known[node.outputs[0]] = value
+        new_nodes.append(Node("constant", (value,), outputs=[node.outputs[0]]))
+    else:
+        new_nodes.append(node)
+g.nodes = new_nodes
+return g
+""",
+    "grad_checked_on_the_result": _FOLD_HEAD
+    + """
+    foldable = (
+        node.op != "get_attr" and is_pure(node) and node.inputs
+        and all(v in known for v in node.inputs)
+    )
+    if foldable:
+        args = [known[a] if isinstance(a, Value) else a for a in node.args]
+        kwargs = {k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+        with no_grad():
+            value = node.target.apply(*args, **kwargs)
+        if value.requires_grad:
+            new_nodes.append(node)
+            continue
+        known[node.outputs[0]] = value
+        new_nodes.append(Node("constant", (value,), outputs=[node.outputs[0]]))
+    else:
+        new_nodes.append(node)
+g.nodes = new_nodes
+return g
+""",
+    "fresh_output_value": _FOLD_HEAD
+    + """
+    foldable = (
+        node.op != "get_attr" and is_pure(node) and node.inputs
+        and all(v in known for v in node.inputs)
+        and not any(isinstance(known[v], Tensor) and known[v].requires_grad for v in node.inputs)
+    )
+    if foldable:
+        args = [known[a] if isinstance(a, Value) else a for a in node.args]
+        kwargs = {k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+        with no_grad():
+            value = node.target.apply(*args, **kwargs)
+        out = g.new_value(value)
+        known[out] = value
+        new_nodes.append(Node("constant", (value,), outputs=[out]))
+    else:
+        new_nodes.append(node)
+g.nodes = new_nodes
+return g
+""",
+    "drops_the_constants_it_consumed": _FOLD_HEAD
+    + """
+    foldable = (
+        node.op != "get_attr" and is_pure(node) and node.inputs
+        and all(v in known for v in node.inputs)
+        and not any(isinstance(known[v], Tensor) and known[v].requires_grad for v in node.inputs)
+    )
+    if foldable:
+        args = [known[a] if isinstance(a, Value) else a for a in node.args]
+        kwargs = {k: known[v] if isinstance(v, Value) else v for k, v in node.kwargs.items()}
+        with no_grad():
+            value = node.target.apply(*args, **kwargs)
+        used = set(node.inputs)
+        new_nodes = [n for n in new_nodes if not (n.op == "constant" and n.outputs[0] in used)]
+        known[node.outputs[0]] = value
+        new_nodes.append(Node("constant", (value,), outputs=[node.outputs[0]]))
+    else:
+        new_nodes.append(node)
+g.nodes = new_nodes
+return g
+""",
+}
+
+_CSE_HEAD = """
+g = graph.copy()
+seen, replaced, kept = {}, {}, []
+for node in g.nodes:
+"""
+
+_NEW_CSE = {
+    "writes_read_removed_duplicates": _CSE_HEAD
+    + """
+    if not is_pure(node):
+        kept.append(node)
+        continue
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if node.op != "constant":
+        key = node_key(node)
+        if key in seen:
+            for old, new in zip(node.outputs, seen[key].outputs):
+                replaced[old] = new
+            continue
+        seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+    "own_key_with_plain_constants": _CSE_HEAD
+    + """
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if is_pure(node) and node.op != "constant":
+        def part(a):
+            if isinstance(a, Value):
+                return id(a)
+            if isinstance(a, (tuple, list)):
+                return tuple(part(x) for x in a)
+            return a if isinstance(a, (int, float, str, bool, type(None))) else id(a)
+
+        key = (node.op, node.target, tuple(part(a) for a in node.args),
+               tuple(sorted((k, part(v)) for k, v in node.kwargs.items())))
+        if key in seen:
+            for old, new in zip(node.outputs, seen[key].outputs):
+                replaced[old] = new
+            continue
+        seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+    "duplicates_kept_in_the_graph": _CSE_HEAD
+    + """
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if is_pure(node) and node.op != "constant":
+        key = node_key(node)
+        if key in seen:
+            for old, new in zip(node.outputs, seen[key].outputs):
+                replaced[old] = new
+        else:
+            seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+    "works_on_the_given_graph": """
+g = graph
+seen, replaced, kept = {}, {}, []
+for node in g.nodes:
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if is_pure(node) and node.op != "constant":
+        key = node_key(node)
+        if key in seen:
+            for old, new in zip(node.outputs, seen[key].outputs):
+                replaced[old] = new
+            continue
+        seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+}
+
+_GROUPS_BODY = """
+group_of, depends, groups = {{}}, {{}}, []
+for node in graph.nodes:
+    deps = set()
+    for v in node.inputs:
+        deps |= depends.get(v, set())
+    chosen = None
+    if fusible(node):
+        shape = node.outputs[0].shape
+        for v in {candidates}:
+            g = group_of.get(v)
+            if g is None or groups[g][0].outputs[0].shape != shape:
+                continue
+            others = {others}
+            if not any(g in depends.get(u, set()) for u in others):
+                chosen = g
+                break
+        if chosen is None:
+            chosen = len(groups)
+            groups.append([])
+        groups[chosen].append(node)
+    for v in node.outputs:
+        if chosen is not None:
+            group_of[v] = chosen
+            depends[v] = deps | {{chosen}}
+        else:
+            depends[v] = {non_fusible_deps}
+return [g for g in groups if len(g) >= 2]
+"""
+
+
+def _groups(candidates="node.inputs", others=None, non_fusible_deps="deps"):
+    others = others or "[u for u in node.inputs if group_of.get(u) != g]"
+    return _GROUPS_BODY.format(
+        candidates=candidates, others=others, non_fusible_deps=non_fusible_deps
+    )
+
+
+_NEW_GROUPS = {
+    "only_the_first_input_tried": _groups(candidates="node.inputs[:1]"),
+    "non_fusible_nodes_forget_dependencies": _groups(non_fusible_deps="set()"),
+    "same_group_inputs_refused": _groups(others="[u for u in node.inputs if u is not v]"),
+    "dependencies_only_through_the_joined_input": _groups(
+        others="[u for u in node.inputs if u is not v and u not in group_of]"
+    ),
+}
+
+_NEW_GUARDS = {
+    "last_size_mismatch_reported": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    bad = [i for i, (e, got) in enumerate(zip(shape, a.shape)) if e != got]
+    if bad:
+        i = bad[-1]
+        return f"tensor '{name}' size mismatch at index {i}. actual {a.shape[i]}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if a.requires_grad != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+return None
+""",
+    "requires_grad_before_dtype": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {got}"
+    if a.requires_grad != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+return None
+""",
+    "duck_typed_tensor_check": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not hasattr(a, "shape"):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if len(a.shape) != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {len(a.shape)}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {got}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if getattr(a, "requires_grad", False) != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+return None
+""",
+    "values_compared_by_identity": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if a is not guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {got}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if a.requires_grad != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+return None
+""",
+}
+
+for _exercise, _new in {
+    "05.1": _NEW_RECORD,
+    "05.2": _NEW_RUN_NODES,
+    "05.3": _NEW_DCE,
+    "05.4": _NEW_FOLD,
+    "05.5": _NEW_CSE,
+    "05.6": _NEW_GROUPS,
+    "05.7": _NEW_GUARDS,
+}.items():
+    assert not set(_new) & set(MUTANTS[_exercise][1]), _exercise
+    MUTANTS[_exercise][1].update(_new)
+
+CORRECT["05.3"][1]["fixed_point_of_pure_nodes_without_users"] = """
+g = graph.copy()
+nodes = list(g.nodes)
+while True:
+    used = set(g.outputs)
+    for n in nodes:
+        used.update(n.inputs)
+    alive = [n for n in nodes if not is_pure(n) or any(v in used for v in n.outputs)]
+    if len(alive) == len(nodes):
+        break
+    nodes = alive
+g.nodes = nodes
+return g
+"""
+CORRECT["05.6"] = (
+    "group_elementwise",
+    {
+        "reachability_search_for_cycles": """
+producer = {v: n for n in graph.nodes for v in n.outputs}
+group_of, groups = {}, []
+
+def reaches(v, g, seen):
+    node = producer.get(v)
+    if node is None or id(node) in seen:
+        return False
+    seen.add(id(node))
+    if any(group_of.get(o) == g for o in node.outputs):
+        return True
+    return any(reaches(u, g, seen) for u in node.inputs)
+
+for node in graph.nodes:
+    if not fusible(node):
+        continue
+    chosen = None
+    for v in node.inputs:
+        g = group_of.get(v)
+        if g is None or groups[g][0].outputs[0].shape != node.outputs[0].shape:
+            continue
+        others = [u for u in node.inputs if group_of.get(u) != g]
+        if not any(reaches(u, g, set()) for u in others):
+            chosen = g
+            break
+    if chosen is None:
+        chosen = len(groups)
+        groups.append([])
+    groups[chosen].append(node)
+    for v in node.outputs:
+        group_of[v] = chosen
+return [g for g in groups if len(g) > 1]
+""",
+    },
+)
+CORRECT["05.7"][1]["messages_worded_differently"] = """
+if grad_enabled is not spec["grad_enabled"] and grad_enabled != spec["grad_enabled"]:
+    return f"guard on grad mode failed: called with {grad_enabled}"
+for i, guard in enumerate(spec["args"]):
+    a, name = args[i], guard["name"]
+    if guard["kind"] == "value":
+        want = guard["value"]
+        if not (type(a) is type(want) and a == want):
+            return f"argument '{name}': value {a!r} is not the traced value {want!r}"
+    elif not isinstance(a, Tensor):
+        return f"argument '{name}' is not a tensor but {type(a).__name__}"
+    elif len(a.shape) != len(guard["shape"]):
+        return f"argument '{name}': ndim {len(a.shape)} != {len(guard['shape'])}"
+    else:
+        for j in range(len(a.shape)):
+            if a.shape[j] != guard["shape"][j]:
+                return f"argument '{name}': size mismatch at index {j} ({a.shape[j]})"
+        if str(a.dtype.name) != guard["dtype"]:
+            return f"argument '{name}': dtype {a.dtype.name}, traced {guard['dtype']}"
+        if bool(a.requires_grad) != guard["requires_grad"]:
+            return f"argument '{name}': requires_grad is {a.requires_grad}"
+return None
+"""

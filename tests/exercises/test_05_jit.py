@@ -116,12 +116,73 @@ def blended(x, y):
     return _PairBlend.apply((x, y.exp()), weight=x.sigmoid()) * 2.0
 
 
+def _raw(t):
+    return t._data if isinstance(t, mt.Tensor) else t
+
+
+class _Nested(Function):
+    """A custom op that takes its tensors inside a list holding a tuple, and in a keyword
+    tuple."""
+
+    name = "nested_sum"
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, parts, *, extra):
+        (first, (second, third)), (fourth,) = parts, extra
+        return _raw(first) + _raw(second) * _raw(third) - _raw(fourth)
+
+
+def nested(x, y):
+    return _Nested.apply([x, (y, x.exp())], extra=(y.sigmoid(),)) * 2.0
+
+
+class _Mix(Function):
+    """A custom op with flat arguments and a tensor as a keyword argument."""
+
+    name = "mix"
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, *, weight):
+        w = _raw(weight)
+        return _raw(a) * w + _raw(b) * (1 - w)
+
+
+def mixed(x, y):
+    inputs_only = _Mix.apply(x, y.exp(), weight=x.sigmoid())
+    constants_only = _Mix.apply(CAPTURED, CAPTURED * 2.0, weight=CAPTURED.sigmoid())  # folds
+    return inputs_only + x * y + constants_only
+
+
+def dead_inputs(x, y):
+    unused = (y.exp() * CAPTURED).sum()  # noqa: F841 - y and a constant only feed dead code
+    return x.max(dim=1)[1], x * 2.0  # only the second output of max is used
+
+
+def second_producer(x, y):
+    a = (y * 2.0).exp()
+    return (x + a).tanh()  # x has no group: the add joins its second input's group
+
+
+SINK = mt.zeros(2, 3)
+
+
+def write_after_repeat(x, y):
+    a = x * y
+    b = x * y  # the same as a
+    SINK.mul_(0.0).add_(b)  # in-place writes, one reading the duplicate: after CSE it reads a
+    return a + SINK
+
+
 def layer_norm(x, y):
     mean = x.mean(dim=1, keepdim=True)
     centred = x - mean
     var = (centred * centred).mean(dim=1, keepdim=True)
     return centred / (var + 1e-5).sqrt() * y + 1.0
 
+
+_CUSTOM_OPS = {"blended", "nested", "mixed"}  # programs with ops of their own (lint knows none)
 
 PROGRAMS = {
     f.__name__: f
@@ -138,6 +199,11 @@ PROGRAMS = {
         two_chains,
         blended,
         layer_norm,
+        nested,
+        mixed,
+        dead_inputs,
+        second_producer,
+        write_after_repeat,
     )  # fmt: skip
 }
 
@@ -175,7 +241,11 @@ def describe(graph):
         ]
         outs = [(v.name, v.dtype, v.shape) for v in n.outputs]
         nodes.append((n.op, tuple(args), tuple(outs)))
-    return {"nodes": nodes, "outputs": [v.name for v in graph.outputs]}
+    return {
+        "nodes": nodes,
+        "outputs": [v.name for v in graph.outputs],
+        "inputs": [v.name for v in graph.inputs],
+    }
 
 
 def _same_graph(got, expected, what):
@@ -191,6 +261,10 @@ def _same_graph(got, expected, what):
     )
     assert list(got["outputs"]) == list(expected["outputs"]), (
         f"{what}: the graph returns {got['outputs']}, expected {expected['outputs']}"
+    )
+    assert list(got.get("inputs", [])) == list(expected["inputs"]), (
+        f"{what}: the graph takes {got.get('inputs')}, expected {expected['inputs']} (a pass "
+        "keeps the graph's inputs, used or not: callers pass them all)"
     )
 
 
@@ -211,7 +285,7 @@ def learner_trace(nb, name, arrays):
     tracer = _LearnerTracer(nb, {})
     for t, n in zip(inputs, input_names(PROGRAMS[name], len(inputs)), strict=True):
         tracer.add_input(t, n)
-    with refusing(nb, Tracer.on_apply, record):
+    with refusing(nb, Tracer.on_apply, Tracer.arg, record):
         handle = register_apply_hook(tracer.on_apply)
         try:
             out = PROGRAMS[name](*inputs)
@@ -221,19 +295,31 @@ def learner_trace(nb, name, arrays):
     for n in tracer.graph.nodes:  # the node runs what it recorded
         if n.op not in ("constant", "get_attr"):
             assert n.target is not None, f"node {n.op} has no target"
-    return describe(tracer.graph)
+    return {**describe(tracer.graph), "targets": _targets(tracer.graph)}
+
+
+def _targets(graph):
+    return [
+        n.target.__qualname__ if isinstance(n.target, type) else repr(n.target) for n in graph.nodes
+    ]
 
 
 def _reference_trace(name, arrays):
     inputs = [mt.tensor(a) for a in arrays]
     graph, _, _ = record(PROGRAMS[name], inputs, input_names(PROGRAMS[name], len(inputs)), {})
-    return describe(graph)
+    return {**describe(graph), "targets": _targets(graph)}
 
 
 def _record_case(run, name, shapes):
     arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
     got = run(learner_trace, name, arrays)
-    _same_graph(got, _reference_trace(name, arrays), f"tracing {name}")
+    expected = _reference_trace(name, arrays)
+    _same_graph(got, expected, f"tracing {name}")
+    # catches: a target that is not the Function class (the op's name, say): nothing to run
+    assert got["targets"] == expected["targets"], (
+        f"tracing {name}: the nodes' targets are {got['targets']}, expected the Function "
+        f"classes {expected['targets']}"
+    )
 
 
 # catches: op names from the class name ("Mul"), outputs never bound (later ops see
@@ -253,10 +339,13 @@ def test_record_multi_output_and_captured_tensors(run):
 
 
 # catches: tensors inside a tuple argument left as tensors (no recursion), tensors in keyword
-# arguments left as tensors
+# arguments left as tensors, delegating the mapping to the tracer's own Tracer.arg
 @exercise("05.1")
 def test_record_maps_tensors_in_tuples_and_keywords(run):
     _record_case(run, "blended", [(2, 3), (2, 3)])
+    # catches: lists turned into tuples, only one level of nesting mapped, a tuple given as a
+    # keyword argument left with its tensors
+    _record_case(run, "nested", [(2, 3), (2, 3)])
 
 
 # --- 05.2 the interpreter's loop ------------------------------------------------------------
@@ -279,10 +368,33 @@ _INTERPRETER = (
 )
 
 
+def _counting(counter):
+    """A program whose in-place write counts its runs in ``counter`` (not used by the
+    output: an interpreter that only runs what the outputs need skips it)."""
+
+    def counted(x, y):
+        counter.add_(1.0)
+        return x * y
+
+    return counted
+
+
+def _program(name, counter):
+    if name == "module":
+        return _Tiny()
+    return _counting(counter) if name == "counted" else PROGRAMS[name]
+
+
+def _grads_of(fn):
+    params = list(fn.parameters()) if isinstance(fn, nn.Module) else []
+    return [None if p.grad is None else p.grad.numpy().copy() for p in params]
+
+
 @probe
 def interpret(nb, name, arrays):
     mt.manual_seed(0)
-    fn = _Tiny() if name == "module" else PROGRAMS[name]
+    counter = mt.zeros(1)
+    fn = _program(name, counter)
     inputs = [mt.tensor(a, requires_grad=True) for a in arrays]
     traced = jit.trace(fn, tuple(inputs))
     attrs = traced.attr_values()
@@ -294,23 +406,25 @@ def interpret(nb, name, arrays):
     return {
         "outputs": [np.array(o.detach().numpy(), copy=True) for o in outs],
         "grads": [None if t.grad is None else t.grad.numpy().copy() for t in inputs],
+        "param_grads": _grads_of(fn),
+        "runs": counter.item(),
     }
 
 
 def _eager(name, arrays):
     mt.manual_seed(0)
-    fn = _Tiny() if name == "module" else PROGRAMS[name]
+    fn = _program(name, mt.zeros(1))
     inputs = [mt.tensor(a, requires_grad=True) for a in arrays]
     outs = fn(*inputs)
     outs = list(outs) if isinstance(outs, tuple) else [outs]
     sum(o.sum() for o in outs if o.dtype.is_floating_point).backward()
-    return [o.detach().numpy() for o in outs], [t.grad.numpy() for t in inputs]
+    return [o.detach().numpy() for o in outs], [t.grad.numpy() for t in inputs], _grads_of(fn)
 
 
 def _interpret_case(run, name, shapes):
     arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
     got = run(interpret, name, arrays)
-    outs, grads = _eager(name, arrays)
+    outs, grads, param_grads = _eager(name, arrays)
     assert isinstance(got, dict) and len(got["outputs"]) == len(outs), (
         f"run_nodes on {name} returned {len(got['outputs'])} outputs, expected {len(outs)}"
     )
@@ -319,6 +433,18 @@ def _interpret_case(run, name, shapes):
     for i, (g, e) in enumerate(zip(got["grads"], grads, strict=True)):
         assert g is not None, f"{name}: no gradient reached input {i}: run every node with apply"
         assert np.allclose(g, e, rtol=1e-4, atol=1e-6), f"{name}: gradient of input {i} differs"
+    # catches: get_attr values detached or copied (the module's parameters get no gradient)
+    for i, (g, e) in enumerate(zip(got["param_grads"], param_grads, strict=True)):
+        assert g is not None and np.allclose(g, e, rtol=1e-4, atol=1e-6), (
+            f"{name}: the gradient of the module's parameter {i} is {g}, expected {e}: a "
+            "get_attr node holds the attribute itself, so that training reaches it"
+        )
+    # catches: only the nodes the outputs need run (an in-place write is skipped), or a
+    # constant copied (the write goes to the copy)
+    assert got["runs"] == (2.0 if name == "counted" else 0.0), (
+        f"{name}: the in-place write in the graph ran {got['runs'] - 1:g} times in run_nodes, "
+        "expected once: run every node, in order, on the constant itself"
+    )
 
 
 # catches: arguments not looked up in env, constants or get_attr not handled, no gradient
@@ -335,6 +461,14 @@ def test_interpreter_runs_a_module_graph(run):
 def test_interpreter_unpacks_multi_output_nodes(run):
     _interpret_case(run, "two_outputs", [(3, 4), (2,)])
     _interpret_case(run, "repeats", [(2, 2), (2, 2)])
+
+
+# catches: Values in keyword arguments not looked up in env; an interpreter that runs only
+# what the outputs need (an in-place write is skipped) or copies constants
+@exercise("05.2")
+def test_interpreter_keywords_and_writes(run):
+    _interpret_case(run, "mixed", [(2, 3), (2, 3)])
+    _interpret_case(run, "counted", [(2, 3), (2, 3)])
 
 
 # --- passes: one probe shape for all three ----------------------------------------------------
@@ -358,7 +492,7 @@ def run_pass(nb, pass_name, name, arrays):
     with refusing(nb, *_PASSES[pass_name]):
         new = getattr(nb, pass_name)(graph)
     assert describe(graph) == before, f"{pass_name} changed the graph it was given: copy it"
-    jit.lint(new)
+    jit.lint(new, check_ops=name not in _CUSTOM_OPS)
     result = jit.run_graph(new, [mt.tensor(a) for a in arrays])
     result = list(result) if isinstance(result, tuple) else [result]
     return {"graph": describe(new), "values": [r.detach().numpy().copy() for r in result]}
@@ -391,11 +525,21 @@ def test_dce_keeps_what_outputs_need(run):
     _pass_case(run, "eliminate_dead_code", "chain", [(2, 2), (2, 2)])
 
 
+# catches: unused graph inputs dropped (callers still pass them), a node kept only when its
+# first output is used, dead constants kept, inputs in tuples or keywords not marked needed
+@exercise("05.3")
+def test_dce_keeps_inputs_second_outputs_and_nested_arguments(run):
+    _pass_case(run, "eliminate_dead_code", "dead_inputs", [(3, 4), (2, 3)])
+    _pass_case(run, "eliminate_dead_code", "blended", [(2, 3), (2, 3)])
+
+
 # catches: folding through a tensor that requires grad, folding get_attr or inputs,
 # folding only one step of a chain
 @exercise("05.4")
 def test_folding_evaluates_constant_chains(run):
     _pass_case(run, "fold_constants", "constants", [(2, 3), (1,)])
+    # catches: constant Values in keyword arguments not substituted before evaluating
+    _pass_case(run, "fold_constants", "mixed", [(2, 3), (2, 3)])
 
 
 # catches: folding nodes that read graph inputs, delegating to the package's pass, folding an
@@ -427,6 +571,8 @@ def test_cse_keeps_different_nodes_apart(run):
 @exercise("05.5")
 def test_cse_never_merges_writes(run):
     _pass_case(run, "eliminate_common_subexpressions", "writes_twice", [(2, 3), (2, 3)])
+    # catches: a write's inputs not rewritten (it reads the removed duplicate's output)
+    _pass_case(run, "eliminate_common_subexpressions", "write_after_repeat", [(2, 3), (2, 3)])
 
 
 # --- 05.6 grouping for fusion -----------------------------------------------------------------
@@ -493,6 +639,8 @@ def test_groups_of_a_gelu_chain(run):
 @exercise("05.6")
 def test_groups_join_the_first_producer_and_only_elementwise_ops(run):
     _group_case(run, "two_chains", [(3, 3), (3, 3)])
+    # catches: only the first input's producer tried (here the first input has no group)
+    _group_case(run, "second_producer", [(2, 3), (2, 3)])
 
 
 # catches: ignoring shapes (a (n, 1) chain fused with (n, d) ops), no cycle check through a
@@ -509,7 +657,9 @@ def _make_arg(desc):
         _, shape, dtype, grad = desc
         t = mt.zeros(*shape, dtype=getattr(mt, dtype))
         return t.requires_grad_() if grad else t
-    return desc[1]
+    if desc[0] == "array":  # has a shape and a dtype, but is not a Tensor
+        return np.zeros(desc[1], dtype=np.float32)
+    return list(desc[1]) if isinstance(desc[1], list) else desc[1]  # equal, not the same
 
 
 @probe
@@ -571,6 +721,12 @@ def test_guards_on_tensors(run):
          ("'x'", "requires_grad")),
         (_spec(), [("tensor", (4, k + 4), "float64", True), ("value", 3)], True,
          ("'x'", "size mismatch at index 1")),
+        # catches: the last differing size reported, requires_grad checked before dtype
+        (_spec(), [("tensor", (k, k + 4), "float32", False), ("value", 3)], True,
+         ("'x'", "size mismatch at index 0")),
+        (_spec(), [("tensor", (4, 8), "float64", True), ("value", 3)], True, ("'x'", "dtype")),
+        # catches: anything with a shape taken for a tensor (a numpy array)
+        (_spec(), [("array", (4, 8)), ("value", 3)], True, ("'x'", "not a tensor")),
     ])  # fmt: skip
 
 
@@ -579,6 +735,7 @@ def test_guards_on_tensors(run):
 # minitorch.compile's guards
 @exercise("05.7")
 def test_guards_on_grad_mode_and_values(run):
+    k = int(run.rng.integers(5, 9))
     _guard_cases(run, [
         (_spec(), _OK, False, "grad mode"),
         (_spec(False), _OK, False, None),
@@ -588,4 +745,7 @@ def test_guards_on_grad_mode_and_values(run):
         (_spec(), [("tensor", (5, 8), "float32", False), ("value", 3)], False, "grad mode"),
         (_spec(value=1), [("tensor", (4, 8), "float32", False), ("value", True)], True,
          ("'n'", "value")),
+        # catches: values compared by identity (an equal list is a different object)
+        (_spec(value=[k, 3]), [("tensor", (4, 8), "float32", False), ("value", [k, 3])], True,
+         None),
     ])  # fmt: skip
