@@ -1726,3 +1726,57 @@ CORRECT["03.8"] = {
             losses.append(loss.item())
         history.append(sum(losses) / len(losses))"""),
 }
+
+# --- delegation through a Function class, a module, or a subclass of a sibling -------------
+MUTANTS["03.2"]["delegates_via_the_linear_function"] = """
+import minitorch.nn.functional as F
+
+
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        return F.Linear.apply(x, self.weight, self.bias)
+"""
+MUTANTS["03.3"]["delegates_via_the_log_softmax_function"] = """
+def cross_entropy(logits, target):
+    log_probs = minitorch.ops.LogSoftmax.apply(logits, 1)
+    return -log_probs[minitorch.arange(logits.shape[0]), target].mean()
+"""
+MUTANTS["03.3"]["delegates_via_the_log_softmax_module"] = """
+def cross_entropy(logits, target):
+    log_probs = nn.LogSoftmax(dim=1)(logits)
+    return -log_probs[minitorch.arange(logits.shape[0]), target].mean()
+"""
+MUTANTS["03.5"]["delegates_by_subclassing_adamw"] = """
+from minitorch import optim
+
+
+class Adam(optim.AdamW):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=0.0)
+"""
+CORRECT["03.1"]["named_children_recursion"] = """
+def named_parameters(module, prefix=""):
+    seen = set()
+    for name, param in module._parameters.items():
+        if param is not None and id(param) not in seen:
+            seen.add(id(param))
+            yield (prefix + "." + name if prefix else name), param
+    for child_name, child in module.named_children():
+        sub = prefix + "." + child_name if prefix else child_name
+        for name, param in named_parameters(child, sub):
+            if id(param) not in seen:
+                seen.add(id(param))
+                yield name, param
+"""

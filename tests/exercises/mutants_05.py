@@ -1839,3 +1839,6 @@ for i, guard in enumerate(spec["args"]):
             return f"argument '{name}': requires_grad is {a.requires_grad}"
 return None
 """
+CORRECT["05.6"][1]["shape_of_the_joined_input"] = _groups().replace(
+    "groups[g][0].outputs[0].shape != shape", "v.shape != shape"
+)

@@ -18,7 +18,9 @@ import minitorch
 import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.data import Dataset, load_digits
-from minitorch.grading import exercise, forbid, forbidding, probe
+from minitorch.function import register_apply_hook
+from minitorch.grading import Delegated, exercise, forbid, forbidding, probe
+from minitorch.grading.delegation import message
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -27,6 +29,22 @@ def _blocked(nb, what, *targets):
     ``targets``, ``(owner, attribute)`` pairs) fails the probe with "your answer used
     minitorch's own ...: write it yourself" (see :mod:`minitorch.grading.delegation`)."""
     return forbidding(forbid(*targets), nb)
+
+
+@contextlib.contextmanager
+def _ops_refused(label, *functions):
+    """Fail the probe with the delegation message when one of the ``functions`` (Function
+    classes) runs in the block: ``F.Linear.apply(...)`` or an ``nn.LogSoftmax`` module reach
+    minitorch's op through its own ``Function.apply``, which the watch of calls leaves alone
+    (minitorch calls it on everyone's behalf)."""
+    seen = []
+    handle = register_apply_hook(lambda cls, *_: seen.append(cls) if cls in functions else None)
+    try:
+        yield
+    finally:
+        handle.remove()
+    if seen:
+        raise Delegated(message(label))
 
 
 def _values(t):
@@ -202,6 +220,7 @@ def test_frozen_parameters_are_yielded(run):
 
 # --- 03.2 Linear ---------------------------------------------------------------------------
 _LINEAR = (nn.Linear, (F, "linear"))
+_LINEAR_OP = "minitorch's own linear op (F.Linear)"
 
 
 def _linear(nb, *args, **kwargs):
@@ -210,7 +229,8 @@ def _linear(nb, *args, **kwargs):
 
 
 def _forward(nb, layer, x):
-    with _blocked(nb, "nn.Linear or F.linear", *_LINEAR):
+    # catches: F.Linear.apply (the op behind F.linear) called directly
+    with _blocked(nb, "nn.Linear or F.linear", *_LINEAR), _ops_refused(_LINEAR_OP, F.Linear):
         return layer(x)
 
 
@@ -393,8 +413,12 @@ _CROSS_ENTROPY = (
 
 def _cross_entropy(nb, logits, target):
     # errstate: an overflowing attempt fails the test, without numpy warnings on top
+    # catches: the LogSoftmax op reached without the forbidden functions (its Function class
+    # called directly, or an nn.LogSoftmax module)
+    refused = _ops_refused("minitorch's own log_softmax op", minitorch.ops.LogSoftmax)
     with _blocked(nb, "cross_entropy/log_softmax", *_CROSS_ENTROPY), np.errstate(all="ignore"):
-        loss = nb.cross_entropy(logits, target)
+        with refused:
+            loss = nb.cross_entropy(logits, target)
     assert isinstance(loss, minitorch.Tensor) and loss.numel() == 1, (
         f"cross_entropy returned a {type(loss).__name__}; return a 1-element minitorch tensor "
         "(the mean loss), so that loss.backward() works"
