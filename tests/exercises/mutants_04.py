@@ -1492,6 +1492,22 @@ ROUND_2 = {
                 losses.append(loss.item())
             return losses
         """,
+        "clips_a_spent_generator": """
+            losses = []
+            params = model.parameters()
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(params, max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
         "losses_from_the_first_batch_repeated": """
             losses = []
             first = None
@@ -1563,6 +1579,17 @@ ROUND_2_CORRECT = {
         """,
     },
     "04.3": {
+        "inverse_in_float32_as_pytorch_does": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            inv_scale = np.float32(1.0) / np.float32(scale)
+            found = False
+            with mt.no_grad():
+                for g in grads:
+                    values = g.detach().numpy()
+                    found |= bool(np.isnan(values).any() or np.isinf(values).any())
+                    g.mul_(float(inv_scale))
+            return found
+        """,
         "copy_of_the_product": """
             found = False
             inv_scale = 1.0 / scale
@@ -1576,6 +1603,22 @@ ROUND_2_CORRECT = {
         """,
     },
     "04.6": {
+        "model_zero_grad_and_a_list_of_parameters": """
+            params = list(model.parameters())
+            losses = []
+            for x, y in batches:
+                model.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(params, max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
         "loss_read_before_backward": """
             losses = []
             for x, y in batches:

@@ -1449,6 +1449,31 @@ class GradBucket:
             self.ready = 0
             self.launch(self.buffer)
 """,
+        "counter_on_the_class": """
+class GradBucket:
+    ready = 0
+
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        GradBucket.ready += 1
+        if GradBucket.ready == len(self.params):
+            GradBucket.ready = 0
+            self.launch(self.buffer)
+""",
         "counts_distinct_shapes": """
 class GradBucket:
     def __init__(self, params, launch):
@@ -1596,6 +1621,22 @@ def average_gradients(params, all_reduce, world_size):
 """,
     },
     "06.8": {
+        "one_no_sync_around_all_but_the_last": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    *early, (x_last, y_last) = micro_batches
+    k = len(micro_batches)
+    total = 0.0
+    with model.no_sync():
+        for x, y in early:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+            total += loss.item()
+    loss = loss_fn(model(x_last), y_last) / k
+    loss.backward()
+    optimizer.step()
+    return total + loss.item()
+""",
         "raw_losses_divided_at_the_end": """
 import contextlib
 

@@ -1132,6 +1132,38 @@ ROUND_2 = {
             for j in range(tid, ncols, ROW_BLOCK):
                 out[base + j] = jit.exp(x[base + j] - m) / total
         """,
+        "tree_stride_from_ncols": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = x[base]
+            for j in range(tid, ncols, ROW_BLOCK):
+                m = max(m, x[base + j])
+            buf[tid] = m
+            jit.syncthreads()
+            stride = min(ncols, ROW_BLOCK) // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = max(buf[tid], buf[tid + stride])
+                jit.syncthreads()
+                stride = stride // 2
+            m = buf[0]
+            jit.syncthreads()
+            total = 0.0
+            for j in range(tid, ncols, ROW_BLOCK):
+                total = total + jit.exp(x[base + j] - m)
+            buf[tid] = total
+            jit.syncthreads()
+            stride = min(ncols, ROW_BLOCK) // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            for j in range(tid, ncols, ROW_BLOCK):
+                out[base + j] = jit.exp(x[base + j] - m) / total
+        """,
         "max_only_in_the_numerator": """
             buf = jit.shared_memory(jit.float32, ROW_BLOCK)
             tid = jit.threadIdx.x
@@ -1260,6 +1292,30 @@ ROUND_2 = {
             if row < m and col < n:
                 out[row * n + col] = acc
         """,
+        "a_k_edge_unguarded": """
+            a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+            tx = jit.threadIdx.x
+            ty = jit.threadIdx.y
+            row = jit.blockIdx.y * TILE + ty
+            col = jit.blockIdx.x * TILE + tx
+            acc = 0.0
+            for start in range(0, k, TILE):
+                if row < m:
+                    a_tile[ty * TILE + tx] = a[row * k + start + tx]
+                else:
+                    a_tile[ty * TILE + tx] = 0.0
+                if start + ty < k and col < n:
+                    b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+                else:
+                    b_tile[ty * TILE + tx] = 0.0
+                jit.syncthreads()
+                for p in range(TILE):
+                    acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+                jit.syncthreads()
+            if row < m and col < n:
+                out[row * n + col] = acc
+        """,
         "accumulates_in_global_memory": """
             a_tile = jit.shared_memory(jit.float32, TILE * TILE)
             b_tile = jit.shared_memory(jit.float32, TILE * TILE)
@@ -1341,6 +1397,22 @@ ROUND_2_CORRECT = {
     "07.3": (
         "block_sum_kernel",
         {
+            "index_from_block_dim": """
+                buf = jit.shared_memory(jit.float32, BLOCK)
+                t = jit.threadIdx.x
+                buf[t] = 0.0
+                if jit.blockIdx.x * jit.blockDim.x + t < n:
+                    buf[t] = x[jit.blockIdx.x * jit.blockDim.x + t]
+                jit.syncthreads()
+                half = jit.blockDim.x // 2
+                while half >= 1:
+                    if t < half:
+                        buf[t] += buf[t + half]
+                    jit.syncthreads()
+                    half //= 2
+                if t == 0:
+                    partial[jit.blockIdx.x] = buf[0]
+            """,
             "folds_the_mirror_cell": """
                 buf = jit.shared_memory(jit.float32, BLOCK)
                 tid = jit.threadIdx.x

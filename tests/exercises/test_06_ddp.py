@@ -436,6 +436,45 @@ def test_bucket_of_parameters_with_equal_shapes(run):
     _close(launches[0], expected, "the buffer of two (4, 4) layers")
 
 
+@probe(forbid=GRAD_BUCKET)
+def two_buckets(nb, seed):
+    """Two buckets whose parameters arrive interleaved (each holds a weight of the last layer
+    and one of the first), two backward passes: what each launched."""
+    minitorch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+    first, _, last = model
+    groups = {"weights": [last.weight, first.weight], "biases": [last.bias, first.bias]}
+    launches = {k: [] for k in groups}
+    keep = [
+        nb.GradBucket(params, lambda b, k=k: launches[k].append(np.array(b, dtype=np.float64)))
+        for k, params in groups.items()
+    ]
+    rng = np.random.default_rng(seed)
+    expected = {k: [] for k in groups}
+    for _ in range(2):
+        model.zero_grad()
+        x = minitorch.from_numpy(rng.standard_normal((4, 3)).astype(np.float32))
+        model(x).pow(2).sum().backward()
+        for k, params in groups.items():
+            expected[k].append(np.concatenate([p.grad.numpy().ravel() for p in params]))
+    del keep
+    return launches, expected
+
+
+# catches: the count of arrived gradients kept on the class (shared by every bucket of the
+# model) instead of on each bucket
+@exercise("06.6")
+def test_two_buckets_keep_their_own_counts(run):
+    launches, expected = run(two_buckets, int(run.rng.integers(1000)))
+    for k, buffers in launches.items():
+        assert len(buffers) == 2, (
+            f"the bucket of the {k} launched {len(buffers)} times in two backward passes; "
+            "each bucket counts its own parameters and launches once per pass"
+        )
+        for b, e in zip(buffers, expected[k], strict=True):
+            _close(b, e, f"the bucket of the {k}")
+
+
 # --- 06.7 averaging gradients -------------------------------------------------------------
 class _Frozen(nn.Module):
     def __init__(self):
