@@ -1189,6 +1189,39 @@ ROUND_2 = {
                     values.append(total)
                 return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
         """,
+        "storage_of_a_contiguous_copy": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = t.contiguous().untyped_storage().tolist()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                values = []
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                for out_pos in range(n_out):
+                    out_index = unravel_index(out_pos, out_shape)
+                    total = 0
+                    for k in range(t.shape[dim]):
+                        index = out_index[:dim] + (k,) + out_index[dim:]
+                        total += storage[index_to_position(index, t.stride(), t.storage_offset())]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "delegates_to_numpy_accumulate": """
+            import numpy as _np
+
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                flat = _np.array(t.untyped_storage().tolist())[t.storage_offset() :]
+                view = _np.lib.stride_tricks.as_strided(
+                    flat, t.shape, [s * flat.itemsize for s in t.stride()]
+                )
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                if t.shape[dim] == 0:
+                    return minitorch.zeros(out_shape, dtype=t.dtype)
+                last = _np.add.accumulate(view, axis=dim).take(-1, axis=dim)
+                return minitorch.tensor(last.tolist(), dtype=t.dtype).view(out_shape)
+        """,
         "delegates_to_matmul_with_ones": """
             def sum_dim(t, dim):
                 dim %= t.ndim
@@ -1267,6 +1300,13 @@ ROUND_2_CORRECT = {
             def broadcast_index(out_index, out_shape, in_shape):
                 skip = len(out_shape) - len(in_shape)
                 return tuple(min(i, size - 1) for i, size in zip(out_index[skip:], in_shape))
+        """,
+        "indexed_from_the_end": """
+            def broadcast_index(out_index, out_shape, in_shape):
+                n = len(in_shape)
+                return tuple(
+                    0 if in_shape[-k] == 1 else out_index[-k] for k in range(n, 0, -1)
+                )
         """,
     },
     "01.6": {
