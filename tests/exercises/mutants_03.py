@@ -1780,3 +1780,53 @@ def named_parameters(module, prefix=""):
                 seen.add(id(param))
                 yield name, param
 """
+
+# --- more legitimate alternatives -------------------------------------------------------------
+CORRECT["03.2"] = {
+    "pytorch_kaiming_uniform_for_the_weight": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))  # PyTorch's own reset_parameters
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            bound = 1 / math.sqrt(in_features)
+            nn.init.uniform_(self.bias, -bound, bound)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        y = x @ self.weight.transpose(0, 1)
+        if self.bias is not None:
+            y = y + self.bias
+        return y
+""",
+}
+CORRECT["03.6"] = {
+    "norm_as_a_python_float": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = []
+    for p in parameters:
+        if p.grad is not None:
+            grads.append(p.grad)
+    with minitorch.no_grad():
+        total = math.sqrt(sum((g * g).sum().item() for g in grads))
+        coef = min(max_norm / (total + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+}
+CORRECT["03.8"]["train_mode_before_every_batch"] = _train_new("""for epoch in range(epochs):
+        batch_losses = []
+        for x, y in loader:
+            model.train()
+            optimizer.zero_grad()
+            out = model(x)
+            loss = loss_fn(out, y)
+            loss.backward()
+            optimizer.step()
+            batch_losses.append(float(loss.item()))
+        history.append(sum(batch_losses) / len(batch_losses))""")

@@ -1842,3 +1842,26 @@ return None
 CORRECT["05.6"][1]["shape_of_the_joined_input"] = _groups().replace(
     "groups[g][0].outputs[0].shape != shape", "v.shape != shape"
 )
+MUTANTS["05.7"][1]["sizes_before_ndim"] = """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {got}"
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if a.requires_grad != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+return None
+"""

@@ -725,6 +725,8 @@ def test_guards_on_tensors(run):
         (_spec(), [("tensor", (k, k + 4), "float32", False), ("value", 3)], True,
          ("'x'", "size mismatch at index 0")),
         (_spec(), [("tensor", (4, 8), "float64", True), ("value", 3)], True, ("'x'", "dtype")),
+        # catches: the sizes compared before the number of dims (zip stops at the shorter)
+        (_spec(), [("tensor", (k, 8, 1), "float32", False), ("value", 3)], True, ("'x'", "ndim")),
         # catches: anything with a shape taken for a tensor (a numpy array)
         (_spec(), [("array", (4, 8)), ("value", 3)], True, ("'x'", "not a tensor")),
     ])  # fmt: skip
