@@ -1022,6 +1022,15 @@ ROUND_2 = {
                     step = 1 if size == 0 else step * size
                 return tuple(reversed(strides))
         """,
+        "inserted_at_the_front": """
+            def contiguous_strides(shape):
+                if not shape:
+                    return ()
+                strides = [1]
+                for size in reversed(shape[1:]):
+                    strides.insert(0, strides[0] * size)
+                return tuple(strides)
+        """,
         "three_dims_at_most": """
             def contiguous_strides(shape):
                 sizes = [max(s, 1) for s in shape]
@@ -1092,6 +1101,16 @@ ROUND_2 = {
                         out = size
                     result.append(out)
                 return tuple(result)
+        """,
+        "longest_shape_returned": """
+            def broadcast_shapes(*shapes):
+                ndim = max((len(s) for s in shapes), default=0)
+                padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+                for sizes in zip(*padded):
+                    if len(set(sizes) - {1}) > 1:
+                        listed = " and ".join(str(tuple(s)) for s in shapes)
+                        raise ValueError(f"shapes {listed} cannot be broadcast together")
+                return max((tuple(s) for s in shapes), key=len, default=())
         """,
         "first_shape_sets_the_length": """
             def broadcast_shapes(*shapes):
@@ -1319,6 +1338,25 @@ ROUND_2_CORRECT = {
         """,
     },
     "01.7": {
+        "scattered_from_every_input_element": """
+            def sum_dim(t, dim):
+                dim = dim % t.ndim
+                storage = t.untyped_storage().tolist()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                out_strides = contiguous_strides(out_shape)
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = [0] * n_out
+                n_in = n_out * t.shape[dim]
+                for pos in range(n_in):
+                    index = unravel_index(pos, t.shape)
+                    out_pos = index_to_position(index[:dim] + index[dim + 1 :], out_strides)
+                    values[out_pos] += storage[
+                        index_to_position(index, t.stride(), t.storage_offset())
+                    ]
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
         "float_accumulator": """
             def sum_dim(t, dim):
                 dim = dim + t.ndim if dim < 0 else dim

@@ -1017,6 +1017,13 @@ class Exp(Function):
 """,
     },
     "02.3": {
+        "same_ndim_returned_as_is": """
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+    if grad.ndim == len(shape):
+        return grad
+    return grad.sum(tuple(range(grad.ndim - len(shape)))).reshape(shape)
+""",
         "grad_dims_not_offset_by_the_leading_ones": """
 def unbroadcast(grad, shape):
     shape = tuple(shape)
@@ -1199,6 +1206,22 @@ def topological_order(tensor, _seen=set()):
 """,
     },
     "02.7": {
+        "leaf_grads_collected_then_set": _BACKWARD_HEAD
+        + """
+    pending, leaf_grads = {tensor.grad_fn: gradient}, {}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf_grads[node] = grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = pending[child] + g if child in pending else g
+    for node, grad in leaf_grads.items():
+        node.variable.grad = grad
+""",
         "pending_indexed_directly": _BACKWARD_HEAD
         + """
     pending = {tensor.grad_fn: gradient}
@@ -1253,6 +1276,7 @@ def topological_order(tensor, _seen=set()):
 """,
     },
     "02.8": {
+        "soft_clip_with_tanh": _clip(backward="return grad.tanh()"),
         "clip_bounds_swapped": _clip(
             backward="return minitorch.maximum(minitorch.minimum(grad, -1.0), 1.0)"
         ),
@@ -1278,6 +1302,22 @@ def numerical_grad(f, x, eps=1e-6):
             2 * h
         )
     return grad
+""",
+        "numerical_of_the_unweighted_sum": _NUMERICAL
+        + _GRADCHECK_HEAD
+        + """
+    (out * v).sum().backward()
+    for i, x in enumerate(xs):
+
+        def projected(xi, i=i):
+            with minitorch.no_grad():
+                return f(*xs[:i], xi, *xs[i + 1 :]).sum()
+
+        numerical = numerical_grad(projected, x, eps)
+        analytic = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        if not np.allclose(analytic, numerical, atol=atol, rtol=rtol):
+            return False
+    return True
 """,
         "divided_by_eps": """
 def numerical_grad(f, x, eps=1e-6):
