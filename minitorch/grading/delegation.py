@@ -366,13 +366,15 @@ def _on_behalf_of_learner(caller: FrameType | None, package: str, skip: Any = No
 
     It was when, walking up the callers, the learner's code comes before minitorch's or
     ``package``'s own: Python's modules and other packages in between are only the way
-    it went (``unittest.mock``, ``threading``, ``functools``: a learner can hand any
-    callable to them). Code that claims a library's file but is not what that file
-    compiles to counts as the learner's.
+    it went (``unittest.mock``, ``threading``, ``functools``, a thread pool: a learner can
+    hand any callable to them). Code that claims a library's file but is not what that
+    file compiles to counts as the learner's.
     """
     for _ in range(_WALK_LIMIT):
         if caller is None:
-            return False
+            # the bottom of a thread that only library code runs (a thread pool): it runs
+            # what it was handed, and during a probe only the learner's code hands it work
+            return threading.current_thread() is not threading.main_thread()
         if skip is not None and skip(caller.f_code):
             caller = caller.f_back
             continue

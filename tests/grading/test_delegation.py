@@ -43,6 +43,12 @@ DELEGATING = {
     # library's frame, but the learner's code is the next one up
     "mock_side_effect": "from unittest import mock\nimport minitorch.shape as S\n"
     "f = mock.Mock(side_effect=S.contiguous_strides)\n",
+    # a thread pool runs the forbidden function itself: no learner frame on its stack
+    "thread_pool": "from concurrent.futures import ThreadPoolExecutor\n"
+    "import minitorch.shape as S\n"
+    "def f(s):\n    return ThreadPoolExecutor(1).submit(S.contiguous_strides, s).result()\n",
+    "thread_pool_map": "from concurrent.futures import ThreadPoolExecutor\nimport numpy as np\n"
+    "def f(s):\n    return next(ThreadPoolExecutor(1).map(np.zeros, [s])).strides\n",
     "singledispatch": "import functools, minitorch.shape as S\n"
     "f = functools.singledispatch(S.contiguous_strides)\n",
     "numpy_c_function_by_mock": "from unittest import mock\nimport numpy as np\n"
@@ -89,6 +95,15 @@ def test_a_thread_the_notebook_started_while_loading_is_watched_too():
     assert "contiguous_strides" in str(caught.value)
     own = source.replace("S.contiguous_strides(jobs.get())", "tuple(jobs.get())")
     assert _calls(own) == (2, 3)  # the same worker doing its own work is fine
+
+
+def test_a_thread_pool_running_the_learners_own_code_is_fine():
+    source = (
+        "from concurrent.futures import ThreadPoolExecutor\nimport minitorch\n"
+        "def mine(s):\n    return tuple(minitorch.zeros(*s).shape)\n"
+        "def f(s):\n    return ThreadPoolExecutor(1).submit(mine, s).result()\n"
+    )
+    assert _calls(source) == (2, 3)
 
 
 def test_calls_the_package_makes_for_the_learner_are_allowed():
