@@ -9,6 +9,10 @@ overlaps with the rest of backward. An end-of-backward callback (``queue_callbac
 waits for the last bucket and writes the averaged gradients back, so after
 ``loss.backward()`` every rank holds the same averaged ``.grad`` and the same
 ``optimizer.step()`` keeps the replicas equal.
+
+With ``find_unused_parameters=True`` a parameter that got no gradient on this rank counts
+as zeros in its bucket, and one more all-reduce finds the parameters *no* rank used:
+those keep their ``.grad`` as it was (``None`` after ``zero_grad()``), as in PyTorch.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from ..autograd import is_grad_enabled, queue_callback
 from ..autograd.grad_mode import no_grad
+from ..creation import tensor
 from ..nn.module import Module
 from .buckets import Bucket, assign_buckets
 from .group import ProcessGroup, _group, all_reduce, broadcast
@@ -201,14 +206,23 @@ class DistributedDataParallel(Module):
             b, k, _ = self._where[id(self._params[i])]
             self._buckets[b].fill(k, None, False)
         self._launch_ready_buckets()
+        unused = self._globally_unused() if self.find_unused_parameters else set()
         for bucket in self._buckets:
             bucket.work.wait()
-            self._write_back(bucket)
+            self._write_back(bucket, unused)
 
-    def _write_back(self, bucket: Bucket) -> None:
+    def _globally_unused(self) -> set[int]:
+        """The ids of parameters that got a gradient on no rank (one more all-reduce, issued
+        after every bucket's, so all ranks issue their collectives in the same order)."""
+        used = [1.0 if i in self._ready else 0.0 for i in range(len(self._params))]
+        counts = tensor(used, device=self._params[0].device)
+        all_reduce(counts, group=self.process_group)
+        return {id(p) for p, n in zip(self._params, counts.tolist(), strict=True) if n == 0}
+
+    def _write_back(self, bucket: Bucket, unused: set[int] = frozenset()) -> None:
         with no_grad():
             for p, view in zip(bucket.params, bucket.views, strict=True):
-                if p.grad is view:
+                if p.grad is view or id(p) in unused:
                     continue
                 if self.gradient_as_bucket_view:
                     p.grad = view

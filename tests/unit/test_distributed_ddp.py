@@ -143,17 +143,14 @@ class _TwoHeads(nn.Module):
         return getattr(self, head)(self.body(x))
 
 
-def _unused(rank, find_unused):
+def _unused(rank, find_unused, heads=("left", "left")):
     dist.init_process_group(timeout=30)
     model = dist.DistributedDataParallel(_TwoHeads(), find_unused_parameters=find_unused)
     try:
-        model(minitorch.ones(2, 4), "left").sum().backward()
+        model(minitorch.ones(2, 4) * (rank + 1), heads[rank]).sum().backward()
     except RuntimeError as exc:
         return str(exc)
-    return [
-        None if p.grad is None else float(p.grad.abs().sum().item())
-        for p in model.module.parameters()
-    ]
+    return [None if p.grad is None else p.grad.tolist() for p in model.module.parameters()]
 
 
 def test_an_unused_parameter_is_an_error_naming_it():
@@ -162,9 +159,20 @@ def test_an_unused_parameter_is_an_error_naming_it():
     assert "find_unused_parameters=True" in message
 
 
-def test_find_unused_parameters_lets_them_get_zero():
-    grads = dist.spawn(_unused, 2, (True,))[0]
-    assert all(g > 0 for g in grads[:4]) and grads[4:] == [0.0, 0.0]
+def test_a_parameter_no_rank_used_keeps_its_grad_none_as_in_pytorch():
+    # PyTorch's reducer leaves a globally unused parameter's .grad untouched
+    for grads in dist.spawn(_unused, 2, (True,)):
+        assert all(g is not None for g in grads[:4]) and grads[4:] == [None, None]
+
+
+def test_a_parameter_only_some_ranks_used_gets_the_average_with_their_zeros():
+    left, right = dist.spawn(_unused, 2, (True, ("left", "right")))
+    assert left == right  # every rank holds the same averaged gradients
+    body_w, body_b, left_w, left_b, right_w, right_b = left
+    # rank 0's input is ones, rank 1's twos: the left head's gradient is rank 0's over 2
+    single = dist.spawn(_unused, 1, (True, ("left",)))[0]
+    np.testing.assert_allclose(np.array(left_w), np.array(single[2]) / 2, rtol=1e-6)
+    assert np.abs(np.array(right_w)).sum() > 0 and np.abs(np.array(left_b)).sum() > 0
 
 
 def test_ddp_needs_a_group_and_a_module():
