@@ -144,18 +144,28 @@ class OnnxBuilder:
         return list(outputs)
 
     # --- the model ----------------------------------------------------------------------
-    def value_info(self, value: Value, name: str) -> Any:
-        return self.onnx.helper.make_tensor_value_info(
-            name, self.type_of(np_dtype(value)), list(value.shape or [])
-        )
+    def value_info(self, value: Value, name: str, symbolic: dict[int, str] | None = None) -> Any:
+        """The declared type of a graph input or output; ``symbolic`` names the dims whose
+        size is left open (``{0: "batch"}``)."""
+        dims: list[Any] = list(value.shape or [])
+        for axis, dim_name in (symbolic or {}).items():
+            dims[axis] = dim_name
+        return self.onnx.helper.make_tensor_value_info(name, self.type_of(np_dtype(value)), dims)
 
-    def model(self, inputs: list[tuple[Value, str]], outputs: list[tuple[Value, str]], name: str):
+    def model(
+        self,
+        inputs: list[tuple[Value, str]],
+        outputs: list[tuple[Value, str]],
+        name: str,
+        dynamic_axes: dict[str, dict[int, str]] | None = None,
+    ):
         helper = self.onnx.helper
+        dynamic = dynamic_axes or {}
         graph = helper.make_graph(
             self.nodes,
             name,
-            [self.value_info(v, n) for v, n in inputs],
-            [self.value_info(v, n) for v, n in outputs],
+            [self.value_info(v, n, dynamic.get(n)) for v, n in inputs],
+            [self.value_info(v, n, dynamic.get(n)) for v, n in outputs],
             initializer=self.initializers,
         )
         return helper.make_model(

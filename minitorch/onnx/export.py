@@ -9,6 +9,12 @@ The pipeline, each step a piece of chapter 05:
    under their dotted names, like ``torch.onnx.export``'s;
 4. check the model with ``onnx.checker`` and write it atomically.
 
+A trace has static shapes. ``dynamic_axes`` (as ``torch.onnx.export``'s) leaves chosen dims
+of the inputs and outputs open, e.g. the batch: the model is traced a second time with
+those input dims one larger, and the two conversions must be the same graph; where they
+differ (a ``view`` baked the batch size into a Reshape) the export is refused, naming the
+dims, instead of writing a file that fails at another size.
+
 What ONNX cannot hold is refused with a message naming the op and the node: an op with no
 mapping, an in-place op, and Python control flow on tensor values (an ``if`` on a tensor,
 or a scripted ``If``/``Loop`` on one), which a trace would silently bake in.
@@ -20,7 +26,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -60,11 +66,14 @@ def export(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     opset_version: int = 17,
+    dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None = None,
 ) -> Any:
     """Write ``model`` (a Module or a function of tensors) as an ONNX file at ``path``.
 
     The graph is traced on ``example_inputs`` (a tensor or a tuple of tensors), so its
-    shapes are theirs. A Module is exported in eval mode (as PyTorch does) and left in
+    shapes are theirs, except the dims ``dynamic_axes`` leaves open: ``{"input": {0:
+    "batch"}, "output": {0: "batch"}}`` (or a list of axes, named ``<name>_dynamic_axes_<k>``
+    as PyTorch names them). A Module is exported in eval mode (as PyTorch does) and left in
     the mode it was in. Returns the ``onnx.ModelProto`` that was written.
     """
     if not callable(model):
@@ -80,16 +89,23 @@ def export(
             f"(this onnx package's newest), got {opset_version}"
         )
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    graph, attrs = trace_for_export(model, inputs)
-    graph = raise_layers(fold_constants(graph))
-    builder = OnnxBuilder(onnx, opset_version)
-    ins = _name_ends(builder, graph.inputs, input_names, "input")
-    for value, name in ins:
-        builder.bind(value, name)
-    outs = _name_ends(builder, graph.outputs, output_names, "output")
-    convert_nodes(builder, graph, attrs, dict(outs))
-    outs = [(v, _output_name(builder, v, name)) for v, name in outs]
-    proto = builder.model(ins, outs, getattr(model, "__name__", type(model).__name__))
+    builder, ins, outs = _convert(onnx, model, inputs, input_names, output_names, opset_version)
+    dynamic = _dynamic_axes(dynamic_axes, ins, outs)
+    if dynamic:
+        grown = _grown_inputs(inputs, [dynamic.get(name, {}) for _, name in ins])
+        try:
+            again = _convert(onnx, model, grown, input_names, output_names, opset_version)[0]
+        except OnnxExportError:
+            raise
+        except Exception as err:  # the model itself fixes the size (a view(4, -1))
+            raise OnnxExportError(
+                f"onnx.export: the graph depends on the size of the dynamic dims {dynamic}: "
+                f"the model fails with those input dims one larger ({type(err).__name__}: "
+                f"{err}), so it cannot be exported with them dynamic; leave them static"
+            ) from err
+        _check_shape_free(builder, again, dynamic)
+    name = getattr(model, "__name__", type(model).__name__)
+    proto = builder.model(ins, outs, name, dynamic)
     onnx.checker.check_model(proto)
     _write_atomically(proto.SerializeToString(), path)
     return proto
@@ -211,6 +227,115 @@ def convert_node(b: OnnxBuilder, node: Node) -> None:
             f"Supported ops: {', '.join(sorted(CONVERTERS))}"
         )
     converter(b, node, bind_args(node))
+
+
+def _convert(
+    onnx: Any,
+    model: Callable,
+    inputs: tuple,
+    input_names: Sequence[str] | None,
+    output_names: Sequence[str] | None,
+    opset_version: int,
+) -> tuple[OnnxBuilder, list[tuple[Value, str]], list[tuple[Value, str]]]:
+    """Trace ``model`` on ``inputs`` and convert the graph: the builder holding the ONNX
+    nodes and initializers, and the named graph inputs and outputs."""
+    graph, attrs = trace_for_export(model, inputs)
+    graph = raise_layers(fold_constants(graph))
+    builder = OnnxBuilder(onnx, opset_version)
+    ins = _name_ends(builder, graph.inputs, input_names, "input")
+    for value, name in ins:
+        builder.bind(value, name)
+    outs = _name_ends(builder, graph.outputs, output_names, "output")
+    convert_nodes(builder, graph, attrs, dict(outs))
+    outs = [(v, _output_name(builder, v, name)) for v, name in outs]
+    return builder, ins, outs
+
+
+def _dynamic_axes(
+    given: Mapping[str, Any] | None,
+    ins: list[tuple[Value, str]],
+    outs: list[tuple[Value, str]],
+) -> dict[str, dict[int, str]]:
+    """``dynamic_axes`` checked and normalised to ``{name: {axis: dim name}}``."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            "onnx.export: dynamic_axes must be a dict from input/output names to axes, "
+            f"got {type(given).__name__}"
+        )
+    ndims = {name: len(v.shape or ()) for v, name in ins + outs}
+    found: dict[str, dict[int, str]] = {}
+    for name, axes in given.items():
+        if name not in ndims:
+            raise ValueError(
+                f"onnx.export: dynamic_axes names {name!r}, which is not an input or output "
+                f"(they are {sorted(ndims)}); name them with input_names/output_names"
+            )
+        if isinstance(axes, Mapping):
+            pairs = list(axes.items())
+        elif isinstance(axes, (list, tuple)):
+            pairs = [(a, f"{name}_dynamic_axes_{k + 1}") for k, a in enumerate(axes)]
+        else:
+            raise TypeError(
+                f"onnx.export: dynamic_axes[{name!r}] must be a dict {{axis: name}} or a list "
+                f"of axes, got {type(axes).__name__}"
+            )
+        found[name] = {}
+        for axis, dim_name in pairs:
+            n = ndims[name]
+            if type(axis) is not int or not -n <= axis < n:
+                raise ValueError(
+                    f"onnx.export: dynamic_axes[{name!r}] has axis {axis!r}, but {name!r} "
+                    f"has {n} dims"
+                )
+            if not isinstance(dim_name, str) or not dim_name:
+                raise TypeError(
+                    f"onnx.export: dynamic_axes[{name!r}][{axis}] must name the dim with a "
+                    f"non-empty str, got {dim_name!r}"
+                )
+            found[name][axis % n] = dim_name
+    return found
+
+
+def _grown_inputs(inputs: tuple, axes: list[dict[int, str]]) -> tuple:
+    """The example inputs with every dynamic dim one larger (its first slice repeated)."""
+    from ..ops import cat
+
+    grown = []
+    for x, dims in zip(inputs, axes, strict=True):
+        for axis in dims:
+            if x.shape[axis] == 0:
+                raise ValueError(
+                    f"onnx.export: input dim {axis} is dynamic but 0 in the example input; "
+                    "give an example of size 1 or more"
+                )
+            first = x[(slice(None),) * axis + (slice(0, 1),)]
+            x = cat([x, first], axis)
+        grown.append(x)
+    return tuple(grown)
+
+
+def _check_shape_free(first: OnnxBuilder, second: OnnxBuilder, dynamic: dict) -> None:
+    """The two conversions (the example's sizes, and dynamic dims one larger) must agree
+    node for node and constant for constant; else a size was baked into the graph."""
+    for a, b in zip(first.nodes, second.nodes, strict=False):
+        if a.SerializeToString() != b.SerializeToString():
+            break
+    else:
+        if len(first.nodes) == len(second.nodes) and [
+            t.SerializeToString() for t in first.initializers
+        ] == [t.SerializeToString() for t in second.initializers]:
+            return
+        a = b = None
+    where_ = f" (ONNX node {a.op_type} {a.name!r})" if a is not None else ""
+    raise OnnxExportError(
+        f"onnx.export: the graph depends on the size of the dynamic dims {dynamic}{where_}: "
+        "tracing with those dims one larger gave a different graph, so a size is baked in: "
+        "a view/reshape/squeeze exports as a Reshape to the traced shape (only a flatten "
+        "of the leading dims stays a Flatten), and a size read in Python is a constant. "
+        "Flatten with x.flatten(1), or leave that dim static."
+    )
 
 
 def _name_ends(

@@ -262,3 +262,59 @@ def test_every_converted_op_name_is_a_real_op():
     raised = {"Conv", "BatchNormalization"}  # formed by the pattern pass, not traced
     unknown = [op for op in mt_onnx.CONVERTERS if op not in raised and function_for(op) is None]
     assert unknown == [], f"converters for ops minitorch does not have: {unknown}"
+
+
+# --- dynamic axes ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_dynamic_batch_runs_at_other_batch_sizes(tmp_path, name):
+    model, example = MODELS[name], mt.randn(5, 1, 8, 8)
+    path = tmp_path / f"{name}.onnx"
+    axes = {"input": {0: "batch"}, "output": {0: "batch"}}
+    proto = mt_onnx.export(model, example, path, dynamic_axes=axes)
+    dims = proto.graph.input[0].type.tensor_type.shape.dim
+    assert dims[0].dim_param == "batch" and all(d.dim_value > 0 for d in dims[1:])
+    for batch in (1, example.shape[0] + 5):
+        mt.manual_seed(batch)
+        x = mt.randn(batch, *example.shape[1:])
+        (got,) = run_onnx(path, x)
+        (want,) = eager(model, x)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_axes_given_as_a_list_are_named_as_pytorch_names_them(tmp_path):
+    model, example = MODELS["tanh_mlp"], mt.randn(5, 1, 8, 8)
+    proto = mt_onnx.export(model, example, tmp_path / "m.onnx", dynamic_axes={"input": [0]})
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "input_dynamic_axes_1"
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.view(4, -1).tanh(),  # fails at another batch size
+        lambda x: x.view(x.shape[0] * 3).tanh(),  # runs, but the Reshape holds the size
+        lambda x: x.unsqueeze(0).tanh(),  # a Reshape to the traced shape
+    ],
+    ids=["fixed-view", "size-read-in-python", "unsqueeze"],
+)
+def test_a_size_baked_into_the_graph_refuses_a_dynamic_dim(tmp_path, fn):
+    path = tmp_path / "fixed.onnx"
+    with pytest.raises(mt_onnx.OnnxExportError, match="depends on the size of the dynamic dims"):
+        mt_onnx.export(fn, mt.randn(4, 3), path, dynamic_axes={"input": {0: "n"}})
+    assert not path.exists()
+    mt_onnx.export(fn, mt.randn(4, 3), path)  # static: fine
+
+
+@pytest.mark.parametrize(
+    ("axes", "error", "match"),
+    [
+        ({"nope": {0: "b"}}, ValueError, "'nope', which is not an input or output"),
+        ({"input": {5: "b"}}, ValueError, "axis 5, but 'input' has 2 dims"),
+        ({"input": {0: 3}}, TypeError, "must name the dim with a non-empty str"),
+        ({"input": 0}, TypeError, "must be a dict {axis: name} or a list of axes"),
+        ([("input", 0)], TypeError, "dynamic_axes must be a dict"),
+    ],
+)
+def test_bad_dynamic_axes_name_the_problem(tmp_path, axes, error, match):
+    model, example = MODELS["tanh_mlp"], mt.randn(5, 64)
+    with pytest.raises(error, match=match):
+        mt_onnx.export(model, example, tmp_path / "m.onnx", dynamic_axes=axes)
