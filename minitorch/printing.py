@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import array_module_of
 from .dtypes import float32, int64, is_floating
 
 
@@ -130,11 +131,8 @@ def _edges(array: Any, cut: tuple[bool, ...], edgeitems: int) -> Any:
         np.r_[0:edgeitems, n - edgeitems : n] if c else np.arange(n)
         for n, c in zip(array.shape, cut, strict=True)
     ]
-    if isinstance(array, np.ndarray):
-        return array[np.ix_(*index)]
-    import cupy  # only a cupy array gets here
-
-    return array[cupy.ix_(*(cupy.asarray(i) for i in index))]
+    xp = array_module_of(array)
+    return array[xp.ix_(*(xp.asarray(i) for i in index))]
 
 
 def _cells(values: np.ndarray, options: _PrintOptions) -> tuple[np.ndarray, int]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import backend, ops
 from . import fusion, lowering
 from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
@@ -39,7 +37,7 @@ def _floating_arrays(*values: Any) -> bool:
 
 def _as_operands(values: tuple) -> list:
     first = next(v for v in values if hasattr(v, "dtype"))
-    xp = np if isinstance(first, np.ndarray) else __import__("cupy")
+    xp = backend.array_module_of(first)
     return [v if hasattr(v, "dtype") else xp.asarray(v, dtype=first.dtype) for v in values]
 
 

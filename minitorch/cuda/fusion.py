@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import array_module_of
 from . import codegen
 
 #: One line of kernel code per op: ``{0}``, ``{1}`` are the operands.
@@ -151,7 +152,7 @@ def compile_lines(lines: list[str], ninputs: int, outputs: tuple[int, ...] | Non
 
 def strided_operand(array: Any, out_shape: tuple) -> tuple[Any, list[int], int]:
     """(flat storage, element strides broadcast to ``out_shape``, offset) of an array view."""
-    xp = _array_module(array)
+    xp = array_module_of(array)
     base = array
     while getattr(base, "base", None) is not None and isinstance(base.base, type(array)):
         base = base.base
@@ -175,14 +176,6 @@ def _address(array: Any) -> int:
     return array.data.ptr
 
 
-def _array_module(array: Any) -> Any:
-    if not hasattr(array, "__cuda_array_interface__"):
-        return np
-    import cupy  # a cupy array: we are on a GPU
-
-    return cupy
-
-
 def launch_fused(
     kernel: Any,
     arrays: list,
@@ -193,7 +186,7 @@ def launch_fused(
 ) -> Any:
     """Run a fused kernel over ``arrays`` (broadcast to ``out_shape``); the new output (a
     tuple of ``noutputs`` new outputs for a kernel that stores several)."""
-    xp = _array_module(arrays[0])
+    xp = array_module_of(arrays[0])
     outs = [xp.empty(out_shape, dtype=dtype) for _ in range(noutputs)]
     n = int(outs[0].size)
     ndim = len(out_shape)
@@ -218,7 +211,7 @@ def run_steps(steps: list, arrays: list, block: int = 256) -> Any:
     ninputs = count_inputs(steps)
     if ninputs != len(arrays):
         raise ValueError(f"fusion: the steps read {ninputs} inputs, but {len(arrays)} were given")
-    xp = _array_module(arrays[0])
+    xp = array_module_of(arrays[0])
     arrays = [xp.asarray(a) for a in arrays]
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     dtype = xp.result_type(*arrays)

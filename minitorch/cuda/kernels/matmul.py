@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ...backend import array_module_of
 from .. import codegen, jit
-from .reduce import _xp
 
 NAIVE_BLOCK = 16
 
@@ -135,7 +135,7 @@ def _prepare(a: Any, b: Any) -> tuple[Any, Any, Any, int, int, int]:
         raise ValueError(
             f"matmul kernels: need (m, k) @ (k, n) matrices, got shapes {a.shape} and {b.shape}"
         )
-    xp = _xp(a)
+    xp = array_module_of(a)
     dtype = np.result_type(a.dtype, b.dtype)
     if dtype.kind != "f":
         dtype = np.dtype(np.float32)

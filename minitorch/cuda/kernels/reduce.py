@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ...backend import array_module_of
 from .. import jit
 
 BLOCK = 256
@@ -126,18 +127,10 @@ def row_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
     return row_sum
 
 
-def _xp(a: Any) -> Any:
-    if isinstance(a, np.ndarray):
-        return np
-    import cupy
-
-    return cupy
-
-
 def sum_all(x: Any, block: int = BLOCK, warp_shuffle: bool = False) -> Any:
     """The sum of all elements (a 0-d array), by rounds of block sums (finished by warp
     shuffles with ``warp_shuffle=True``)."""
-    xp = _xp(x)
+    xp = array_module_of(x)
     values = xp.ascontiguousarray(x).reshape(-1)
     if values.dtype.kind != "f":
         values = values.astype(np.float32)
@@ -156,7 +149,7 @@ def sum_all(x: Any, block: int = BLOCK, warp_shuffle: bool = False) -> Any:
 
 def sum_last_dim(x: Any, block: int = BLOCK) -> Any:
     """Sums along the last dim (shape ``x.shape[:-1]``)."""
-    xp = _xp(x)
+    xp = array_module_of(x)
     values = xp.ascontiguousarray(x)
     if values.dtype.kind != "f":
         values = values.astype(np.float32)

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ...backend import array_module_of
 from .. import jit
-from .reduce import _check_block, _xp
+from .reduce import _check_block
 
 BLOCK = 128
 
@@ -65,7 +66,7 @@ def softmax_kernel(block: int, dtype: str) -> jit.RawKernel:
 
 def softmax_last_dim(x: Any, block: int = BLOCK) -> Any:
     """Softmax along the last dim of ``x`` (numpy or cupy), as a new array."""
-    xp = _xp(x)
+    xp = array_module_of(x)
     values = xp.ascontiguousarray(x)
     if values.dtype.kind != "f":
         values = values.astype(np.float32)
