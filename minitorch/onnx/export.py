@@ -35,6 +35,7 @@ from ..hooks import RemovableHandle
 from ..jit.ir import Graph, Node, Value
 from ..jit.passes import fold_constants
 from ..jit.tracer import TracerWarning, attr_table, input_names, record
+from ..ops import cat
 from ..state import conversion_hooks
 from ..tensor import Tensor
 from .builder import OnnxBuilder, OnnxExportError, UnsupportedOperatorError, where
@@ -300,8 +301,6 @@ def _dynamic_axes(
 
 def _grown_inputs(inputs: tuple, axes: list[dict[int, str]]) -> tuple:
     """The example inputs with every dynamic dim one larger (its first slice repeated)."""
-    from ..ops import cat
-
     grown = []
     for x, dims in zip(inputs, axes, strict=True):
         for axis in dims:
@@ -319,15 +318,17 @@ def _grown_inputs(inputs: tuple, axes: list[dict[int, str]]) -> tuple:
 def _check_shape_free(first: OnnxBuilder, second: OnnxBuilder, dynamic: dict) -> None:
     """The two conversions (the example's sizes, and dynamic dims one larger) must agree
     node for node and constant for constant; else a size was baked into the graph."""
-    for a, b in zip(first.nodes, second.nodes, strict=False):
-        if a.SerializeToString() != b.SerializeToString():
-            break
-    else:
-        if len(first.nodes) == len(second.nodes) and [
-            t.SerializeToString() for t in first.initializers
-        ] == [t.SerializeToString() for t in second.initializers]:
-            return
-        a = b = None
+
+    def content(b: OnnxBuilder) -> tuple[list[bytes], list[bytes]]:
+        return [n.SerializeToString() for n in b.nodes], [
+            t.SerializeToString() for t in b.initializers
+        ]
+
+    (nodes, constants), (nodes2, constants2) = content(first), content(second)
+    if nodes == nodes2 and constants == constants2:
+        return
+    pairs = zip(first.nodes, nodes, nodes2, strict=False)
+    a = next((node for node, x, y in pairs if x != y), None)  # None: a constant differs
     where_ = f" (ONNX node {a.op_type} {a.name!r})" if a is not None else ""
     raise OnnxExportError(
         f"onnx.export: the graph depends on the size of the dynamic dims {dynamic}{where_}: "
