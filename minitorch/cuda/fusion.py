@@ -49,6 +49,7 @@ BINARY = {
 #: Ops chapter 05's fusion pass also fuses (kept out of the tables exercise 07.6 prints).
 MORE_UNARY = {"abs": "fabs({0})", "erf": "erf({0})"}
 MORE_BINARY = {"pow": "power({0}, {1})"}
+_BY_ARITY = {1: {**UNARY, **MORE_UNARY}, 2: {**BINARY, **MORE_BINARY}}
 #: The same ops in numpy: the reference the kernels are tested against.
 NUMPY = {
     "neg": np.negative,
@@ -81,7 +82,7 @@ def fused_lines(steps: list) -> list[str]:
     """One line of kernel code per step: ``t{k} = <op applied to its operands>``."""
     lines = []
     for k, (op, *args) in enumerate(steps):
-        table = {**UNARY, **MORE_UNARY} if len(args) == 1 else {**BINARY, **MORE_BINARY}
+        table = _BY_ARITY.get(len(args), {})
         if op not in table:
             raise ValueError(f"fusion: no elementwise op {op!r} with {len(args)} operand(s)")
         lines.append(f"t{k} = " + table[op].format(*(operand(a) for a in args)))
