@@ -6,7 +6,7 @@ device is there, how to view and move its arrays, and which *kernels* it provide
 share; a backend may register a faster kernel for an op (chapter 07 does, for ``cuda``)
 and ``Function.apply`` will call it instead, without the op changing::
 
-    minitorch.backend.get("cuda").register_kernel(ops.Add, my_add_kernel)
+    minitorch.backend.get("cuda").register_kernel(ops.Add, my_add_kernel)  # (a, b) -> array
 
 Everything cupy-specific in minitorch lives in this module.
 """
@@ -45,7 +45,19 @@ class Backend:
 
     # --- kernels ----------------------------------------------------------------------------
     def register_kernel(self, op: type, kernel: Callable) -> None:
-        """Run ``kernel(ctx, *arrays, **params)`` instead of ``op.forward`` on this device."""
+        """Run ``kernel(*arrays, **params)`` instead of ``op.forward`` on this device.
+
+        The kernel is a pure array function, as the op's forward is: only ops written in the
+        pure style (with ``setup_context``) take kernels, so what backward needs is set up
+        by the op itself whichever kernel ran."""
+        if getattr(op, "setup_context", None) is None:
+            raise TypeError(
+                f"register_kernel: {getattr(op, '__name__', op)!r} has no setup_context, so its "
+                "forward also fills ctx and can't be swapped for a pure kernel; write the op "
+                "as forward(*arrays) + setup_context(ctx, inputs, output)"
+            )
+        if not callable(kernel):
+            raise TypeError(f"register_kernel: the kernel must be callable, got {kernel!r}")
         self.kernels[op] = kernel
         _registered.add(self.type)
 

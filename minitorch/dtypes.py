@@ -1,7 +1,9 @@
 """Data types: PyTorch's names over the backend's (numpy/cupy) dtypes.
 
 numpy has no bfloat16; the ``ml-dtypes`` package adds it to numpy (on the CPU). cupy has
-none at all, so bfloat16 tensors live on the CPU only (``.to("cuda")`` says so).
+none at all, so bfloat16 tensors live on the CPU only (``.to("cuda")`` says so). ml-dtypes
+takes about half a second to import, and most programs never touch bfloat16, so it is
+imported the first time ``bfloat16.np`` is read.
 Mixed-dtype operands are promoted as in PyTorch (``result_type``).
 """
 
@@ -10,7 +12,6 @@ from __future__ import annotations
 import builtins
 import math
 
-import ml_dtypes
 import numpy as np
 
 
@@ -36,8 +37,26 @@ class dtype:  # noqa: N801 - PyTorch's spelling
         return (_by_name, (self.name,))
 
 
+class _LazyDtype(dtype):
+    """A dtype whose numpy type comes from a package imported on first use (ml-dtypes)."""
+
+    def __init__(self, name: str, module: str) -> None:
+        self.name = name
+        self._module = module
+        self._np: np.dtype | None = None
+
+    @property
+    def np(self) -> np.dtype:  # type: ignore[override]
+        if self._np is None:
+            import importlib
+
+            self._np = np.dtype(getattr(importlib.import_module(self._module), self.name))
+            _BY_NP[self._np] = self
+        return self._np
+
+
 float16 = dtype("float16", np.float16)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16)
+bfloat16 = _LazyDtype("bfloat16", "ml_dtypes")
 float32 = dtype("float32", np.float32)
 float64 = dtype("float64", np.float64)
 int8 = dtype("int8", np.int8)
@@ -51,17 +70,14 @@ half, float, double = float16, float32, float64  # noqa: A001
 long, int = int64, int32  # noqa: A001
 
 _ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
-_BY_NP = {d.np: d for d in _ALL}
+_BY_NP = {d.np: d for d in _ALL if d is not bfloat16}  # bfloat16's is added on first use
 _default_float = float32
 _NAMES = {d.name: d for d in _ALL}
 
 
-_BFLOAT16_NP = bfloat16.np
-
-
 def is_floating(np_dtype: np.dtype) -> builtins.bool:
     """Whether a backend dtype is floating (numpy calls ml-dtypes' bfloat16 kind "V")."""
-    return np_dtype.kind == "f" or np_dtype == _BFLOAT16_NP
+    return np_dtype.kind == "f" or (np_dtype.kind == "V" and np_dtype.name == "bfloat16")
 
 
 def _by_name(name: str) -> dtype:
@@ -73,6 +89,8 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except KeyError:
+        if np.dtype(np_dtype).name == "bfloat16" and np.dtype(np_dtype) == bfloat16.np:
+            return bfloat16
         names = ", ".join(d.name for d in _ALL)
         raise TypeError(
             f"unsupported element type {np_dtype}; minitorch supports {names}"
@@ -188,7 +206,12 @@ class finfo:  # noqa: N801 - PyTorch's spelling
         d = _default_float if d is None else as_dtype(d, "finfo")
         if not d.is_floating_point:
             raise TypeError(f"finfo: {d} is not a floating dtype; use a float dtype")
-        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        if d is bfloat16:
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.dtype = d
         self.bits = d.itemsize * 8
         self.eps = builtins.float(info.eps)

@@ -1,35 +1,38 @@
 """``Function.apply``: the one choke point every tensor operation goes through.
 
-Each op is a ``Function`` subclass with a ``forward`` that computes on raw backend
-arrays (numpy or cupy) and a ``backward`` right next to it that computes the input
-gradients from the output gradient, written with minitorch ops (so it is differentiable
-too). Later chapters add their layer here, in ``apply``, and nowhere else.
+Each op is a ``Function`` subclass whose ``forward`` computes on raw backend arrays (numpy
+or cupy) and whose ``backward``, right next to it, computes the input gradients. An op
+*declares* what it is (``kind``): an ordinary op makes fresh outputs, a ``"view"`` maps
+its input's Layout to a new one over the same storage, an ``"inplace"`` op writes into its
+first argument, a ``"foreach"`` op runs over lists of tensors (an optimizer step), and a
+``"composite"`` is written with other ops (a loss). There is exactly one ``apply``, and
+it handles every kind.
 
-Chapter 02's layer: when grad mode is on and some input requires grad, ``apply`` turns the
-op's ``ctx`` into a node of the backward graph. The node is the outputs' ``grad_fn``; its
-``next_functions`` point at the nodes that made the inputs (or at ``AccumulateGrad`` for
-leaves), and it keeps what forward saved as ``SavedTensor``s, with the version each had.
+``apply`` runs a stack of *layers*, the way PyTorch's dispatcher stacks its keys and
+JAX's ``bind`` walks its interpreters. This module holds the bottom of the stack
+(``compute``: check devices, run the kernel on the backend, wrap the results as tensors)
+and the mechanism; later chapters register their own layer on top when their package is
+imported: autograd's recording (chapter 02), autocast (chapter 04), the tracer (chapter
+05). A layer is a small object (``Layer``) that gets the call, may change it or look at
+it, and passes it on with ``self.below(...)``. This module imports no chapter.
 
-Below ``apply`` sits the backend seam (``minitorch.backend``): the input's backend may
-provide its own kernel for the op; otherwise ``forward`` runs. After each op, the
-observers registered with ``register_apply_hook`` see it (chapter 05's tracer is one).
+Below ``compute`` sits the backend seam (``minitorch.backend``): the input's backend may
+provide its own kernel for an op (chapter 07); otherwise the op's ``forward`` runs.
 """
 
 from __future__ import annotations
 
-import weakref
+import inspect
+import os
+import threading
+from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 from . import backend
 from .backend import _registered as _kernels_registered
-from .dtypes import is_floating
 from .hooks import RemovableHandle
 from .shape import broadcast_shapes
-from .state import anomaly as _anomaly
-from .state import apply_hooks as _apply_hooks
-from .state import autocast as _autocast
-from .state import forward_trace
-from .state import grad as _grad
+from .state import dispatch_files
 from .tensor import Tensor
 
 
@@ -49,23 +52,12 @@ class Context:
     argument ``i`` needs a gradient, so forward can skip saving and backward can skip
     computing what nobody needs. Any other attribute (``ctx.dim = dim``) is fine too.
 
-    When ``apply`` records the op, each saved array becomes a ``SavedTensor`` that
-    remembers the version of the tensor it belongs to::
-
-        class Exp(Function):
-            def forward(ctx, a):
-                out = np.exp(a)
-                ctx.save_for_backward(out)      # packed as SavedTensor(output 0, version 0)
-                return out
-
-            def backward(ctx, grad):
-                (out,) = ctx.saved_tensors      # unpacked: checks out's version is still 0
-                return grad * out
-
-        y = x.exp(); y.add_(1); y.sum().backward()   # RuntimeError: y was modified in place
+    An op may instead keep its ``forward`` pure, arrays in and arrays out, and fill the
+    context in a separate ``setup_context(ctx, inputs, output)`` (PyTorch 2's style): then
+    a backend can swap the forward for a faster kernel without knowing what backward needs.
     """
 
-    __slots__ = ("saved", "needs_input_grad", "__dict__")
+    __slots__ = ("saved", "needs_input_grad", "raw", "__dict__")
 
     #: Outputs that ``mark_non_differentiable`` excluded from the graph (raw arrays).
     non_differentiable: tuple = ()
@@ -87,188 +79,53 @@ class Context:
         return self.saved
 
 
-class Node(Context):
-    """A node of the backward graph, i.e. a ``grad_fn``: the ctx of one recorded op.
-
-    Each Function gets its own subclass, named like PyTorch's (``Mul`` records a
-    ``MulBackward``), whose ``_function`` is the Function whose ``backward`` it runs.
-    """
-
-    __slots__ = (
-        "next_functions",
-        "_input_pos",
-        "_input_meta",
-        "_output_meta",
-        "_packed",
-        "__weakref__",
-    )
-
-    _function: ClassVar[Any] = None
-    # Rarely used state lives in the instance __dict__, with these class-level defaults.
-    _freed: bool = False
-    _pre_hooks: dict | None = None  # output_nr -> {key: hook} (hooks of non-leaf tensors)
-    _retained: dict | None = None  # output_nr -> weakref to a tensor that called retain_grad
-    _trace: list | None = None  # forward stack, kept in anomaly mode
-
-    def __init__(self, needs_input_grad: tuple[bool, ...] = ()) -> None:
-        self.saved = ()
-        self.needs_input_grad = needs_input_grad
-        self._packed = None
-
-    def name(self) -> str:
-        return type(self).__name__
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} object at {hex(id(self))}>"
-
-    @property
-    def saved_tensors(self) -> tuple:
-        """The saved values as Tensors connected to the graph, checked for in-place changes."""
-        packed = self._packed
-        if packed is None:  # still inside forward: the raw arrays
-            return self.saved
-        if self._freed:
-            raise RuntimeError(FREED_GRAPH_MESSAGE)
-        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in packed)
-
-    def _release(self) -> None:
-        """Free the saved values (after a backward without ``retain_graph``)."""
-        self._packed = ()
-        self.saved = ()
-        self._freed = True
-
-
-class AccumulateGrad(Node):
-    """The graph node of a leaf that requires grad: adds the incoming gradient to ``.grad``."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable: Any) -> None:
-        super().__init__()
-        self.variable = variable
-        self.next_functions = ()
-        self._output_meta = ((None, None),)  # one output: the leaf's gradient
-        self._packed = ()
-
-
-class SavedTensor:
-    """A value saved for backward (PyTorch's SavedVariable): packed once when forward
-    returns, unpacked each time backward reads ``ctx.saved_tensors``.
-
-    It remembers which tensor the array belongs to (an input, an output, or neither: an
-    intermediate, kept as a constant) and that tensor's storage version. ``unpack`` refuses
-    a tensor that was written in place since: the value backward needs is gone.
-    """
-
-    __slots__ = ("tensor", "storage", "array", "version", "output_nr")
-
-    def __init__(
-        self,
-        tensor: Any = None,
-        storage: Any = None,
-        array: Any = None,
-        version: int = 0,
-        output_nr: int = 0,
-    ) -> None:
-        self.tensor = tensor  # an input: kept as it is
-        self.storage = storage  # an output: its storage (the node can't hold the output)
-        self.array = array
-        self.version = version
-        self.output_nr = output_nr
-
-    @staticmethod
-    def pack(value: Any, inputs: list, outputs: tuple, raws: tuple) -> Any:
-        """Find the tensor a saved array belongs to (by identity), with its storage version."""
-        if value is None or isinstance(value, (int, float, complex, str)):
-            return value
-        if isinstance(value, Tensor):
-            return SavedTensor(tensor=value, version=value._storage.version)
-        for t in inputs:
-            if value is t._data:
-                return SavedTensor(tensor=t, version=t._storage.version)
-        for k, r in enumerate(raws):
-            if value is r:
-                o = outputs[k]
-                storage = o._storage
-                return SavedTensor(None, storage, o._data, storage.version, k)
-        if hasattr(value, "shape") and hasattr(value, "dtype"):
-            return SavedTensor(array=value)  # an intermediate array: a constant for backward
-        return value
-
-    def unpack(self, node: Node) -> Tensor:
-        """The saved tensor, after checking that nothing wrote to it since it was saved."""
-        t = self.tensor
-        if t is not None:
-            if t._storage.version != self.version:
-                raise RuntimeError(_modified_message(t._data, t._storage.version, self, node))
-            return t
-        storage = self.storage
-        if storage is None:
-            return Tensor._from_array(self.array)
-        if storage.version != self.version:
-            raise RuntimeError(_modified_message(self.array, storage.version, self, node))
-        # A fresh tensor for the output, pointing back at the node that made it.
-        t = Tensor._alias(storage, self.array)
-        t._requires_grad = True
-        t.grad_fn = node
-        if self.output_nr:
-            t._output_nr = self.output_nr
-        return t
-
-
-FREED_GRAPH_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
-
-
-def _modified_message(data: Any, version: int, saved: SavedTensor, node: Node) -> str:
-    return (
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{data.dtype.name} {tuple(data.shape)}] is at version {version}; "
-        f"expected version {saved.version} instead. It was saved for backward by {node.name()}. "
-        "Hint: compute the new value out of place (y = y + 1 instead of y.add_(1), or "
-        ".clone() it) so the saved value stays as forward saw it."
-    )
+KINDS = ("op", "view", "inplace", "foreach", "set", "composite")
 
 
 class Function:
-    """Base class of all ops. Subclasses define ``forward(ctx, *arrays, **params)``.
+    """Base class of all ops. Subclasses define ``forward`` (and, if differentiable,
+    ``backward``, which returns one gradient, a Tensor or None, per positional argument).
 
-    A differentiable op also defines ``backward(ctx, *grad_outputs)``, which returns one
-    gradient (a Tensor, or None) per positional argument of forward.
+    Two ways to write ``forward``:
+
+    - ``forward(ctx, *arrays, **params)``, saving what backward needs on ``ctx``;
+    - pure ``forward(*arrays, **params)`` plus ``setup_context(ctx, inputs, output)``,
+      where ``inputs`` are forward's positional arguments and ``output`` what it returned
+      (keyword parameters, if forward takes any, are passed to both by name). Only a pure
+      forward can be swapped for a backend's kernel (``Backend.register_kernel``).
     """
 
     #: The op's name in error messages (defaults to the lower-cased class name).
     name: ClassVar[str] = ""
+    #: What the op is: one of ``KINDS`` (see the module docstring). ``apply`` reads it.
+    kind: ClassVar[str] = "op"
     #: True for elementwise ops whose tensor inputs broadcast against each other.
     broadcasting: ClassVar[bool] = False
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
-    #: What the op asks of its tensors' dtypes, checked by ``_compute``: "floating" (softmax:
+    #: What the op asks of its tensors' dtypes, checked by ``compute``: "floating" (softmax:
     #: no integer or bool input), "same kind" (matmul: no bool, not integers with floats
     #: and no float16/bfloat16 with another dtype, which PyTorch's BLAS ops refuse; float32
     #: with float64 promotes), "numeric" (sub: no bool tensor), or None (anything; most
     #: ops promote types).
     dtypes: ClassVar[str | None] = None
-    #: The graph-node class this op records (``MulBackward`` for ``Mul``).
-    _node_class: ClassVar[type[Node]]
+    #: Set for ops written in the pure style: ``setup_context(ctx, inputs, output)``.
+    setup_context: ClassVar[Callable | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" not in cls.__dict__:
             cls.name = cls.__name__.lower()
-        cls._node_class = type(
-            f"{cls.__name__}Backward",
-            (Node,),
-            {"__slots__": (), "_function": cls, "__module__": cls.__module__},
-        )
+        if cls.kind not in KINDS:
+            raise TypeError(f"{cls.__name__}: kind must be one of {KINDS}, got {cls.kind!r}")
+        if "apply" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__} overrides Function.apply: there is one apply; declare the "
+                f"op's kind instead (one of {KINDS})"
+            )
 
     @staticmethod
-    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
+    def forward(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
     @staticmethod
@@ -277,65 +134,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run the op: check devices, compute on the backend, wrap the results as tensors,
-        and (when grad mode is on and an input requires grad) record a graph node."""
-        if _autocast.dtypes:  # chapter 04: cast the inputs as the op's autocast category says
-            args = autocast_inputs(cls.name, args)
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        if len(tensors) > 1:
-            check_same_device(cls.name, tensors)
-        node = None
-        if _grad.enabled and cls.differentiable:
-            for t in tensors:
-                if t._requires_grad:
-                    node = _new_node(cls, args)
-                    break
-        ctx = node if node is not None else Context((False,) * len(args))
-        try:
-            out, raw = cls._compute(ctx, args, kwargs)
-        except (ValueError, TypeError, AttributeError) as err:
-            if cls.broadcasting:  # explain a shape mismatch in terms of broadcasting
-                _check_operands(cls.name, args)
-                broadcast_shapes(*(t.shape for t in tensors), op=cls.name)
-            if isinstance(err, AttributeError):
-                raise
-            raise RuntimeError(f"{cls.name}: {err} ({describe_inputs(args)})") from err
-        if node is not None:
-            _connect(node, tensors, out, raw)
-        if _apply_hooks:
-            _notify(cls, args, kwargs, out)
-        return out
-
-    @classmethod
-    def _compute(cls, ctx: Context, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-        """Default: raw arrays in, fresh contiguous tensors out. Returns (tensors, arrays).
-
-        Bad input is named here: dtypes the op does not compute in (``dtypes``), and a first
-        operand that is no tensor (``exp([1.0])``), which ``apply`` reports with the op."""
-        if cls.dtypes is not None:
-            check_dtypes(cls.name, cls.dtypes, args)
-        raw = [a._data if isinstance(a, Tensor) else a for a in args]
-        forward = cls._kernel(args) if _kernels_registered else cls.forward
-        try:
-            out = forward(ctx, *raw, **kwargs)
-            if isinstance(out, tuple):
-                return tuple(Tensor._from_array(o) for o in out), out
-            return Tensor._from_array(out), out
-        except (ValueError, TypeError, AttributeError):
-            if args and not isinstance(args[0], Tensor):
-                _check_operand(args[0])
-            raise
-
-    @classmethod
-    def _kernel(cls, args: tuple) -> Any:
-        """The code that computes this op on its inputs' device: a kernel the device's
-        backend registered for it, or (by default) ``forward``."""
-        if _kernels_registered:
-            for a in args:
-                if isinstance(a, Tensor):
-                    kernel = backend.kernel_for(cls, a._storage.device.type)
-                    return cls.forward if kernel is None else kernel
-        return cls.forward
+        """Run the op through the layer stack; the bottom layer computes it."""
+        return _top(cls, args, kwargs, None)
 
 
 class ViewFunction(Function):
@@ -344,26 +144,297 @@ class ViewFunction(Function):
     The result shares the input's storage, so writing through either is seen by both.
     """
 
-    @classmethod
-    def _compute(cls, ctx: Context, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-        base, *rest = args
-        layout = cls.forward(ctx, base.layout, *rest, **kwargs)
-        out = base._view(*layout)
-        out._base = base if base._base is None else base._base
-        return out, None
+    kind = "view"
 
 
-def autocast_inputs(op: str, args: tuple) -> tuple:
-    """``args`` with their tensors cast as the autocast policy says for op ``op`` (chapter 04).
+# --- the layer stack -------------------------------------------------------------------------
+class Layer:
+    """One chapter's step of ``Function.apply``.
 
-    ``apply`` calls it for every op while autocast is on; the losses, composites that
-    PyTorch's dispatcher treats as single ops, call it for themselves.
+    A layer is called as ``layer(op, args, kwargs, ctx)`` with the op (a Function class),
+    its arguments, and the context forward will fill (None until autograd makes one). It
+    returns the op's outputs, and gets them by passing the call on with
+    ``self.below(op, args, kwargs, ctx)``, changed or not: autocast casts ``args``,
+    autograd makes the ``ctx`` a graph node and connects the outputs, the tracer records
+    the call. Layers run in ``order``, lowest first (outermost).
     """
-    if not _autocast.dtypes:
-        return args
-    from .amp.autocast_mode import cast_inputs  # the policy builds on the ops: imported late
 
-    return cast_inputs(op, args)
+    #: Where the layer sits: lower runs first. 10 autocast, 20 observers, 30 autograd.
+    order: ClassVar[int] = 50
+    #: The rest of the stack under this layer (set when the stack is built).
+    below: Callable[[type, tuple, dict, Any], Any]
+
+    def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+        return self.below(op, args, kwargs, ctx)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} order={self.order}>"
+
+
+_layers: list[Layer] = []  # registered and switched on, in order
+_lock = threading.Lock()
+
+
+def register_layer(layer: Layer) -> RemovableHandle:
+    """Put ``layer`` on the stack (in its ``order``); ``.remove()`` on the handle takes it off.
+
+    A layer with nothing to do most of the time (autocast outside an autocast region)
+    should be registered only while it has work, so that ordinary ops don't pay for it.
+    """
+    if not isinstance(layer, Layer):
+        raise TypeError(f"register_layer: expected a Layer, got {type(layer).__name__}")
+    with _lock:
+        if any(existing is layer for existing in _layers):
+            raise RuntimeError(f"register_layer: {layer!r} is on the stack already")
+        _layers.append(layer)
+        _layers.sort(key=lambda item: item.order)
+        _rebuild()
+    # anomaly mode's forward traces start below the layers' frames
+    dispatch_files.add(os.path.abspath(inspect.getfile(type(layer))))
+    return _LayerHandle(layer)
+
+
+class _LayerHandle(RemovableHandle):
+    def __init__(self, layer: Layer) -> None:
+        self.layer = layer
+
+    def remove(self) -> None:
+        with _lock:
+            if any(existing is self.layer for existing in _layers):
+                _layers.remove(self.layer)
+                _rebuild()
+
+
+def layers() -> tuple[Layer, ...]:
+    """The layers on the stack now, outermost first."""
+    return tuple(_layers)
+
+
+def _rebuild() -> None:
+    """Chain the layers: each one's ``below`` is the next, the last one's is ``compute``."""
+    global _top
+    below = compute
+    for layer in reversed(_layers):
+        layer.below = below
+        below = layer.__call__  # (a bound method: the quickest thing to call)
+    _top = below
+
+
+# --- the bottom of the stack: compute on the backend ---------------------------------------
+def compute(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """Run ``op`` on its arguments' backend arrays and wrap the results as tensors.
+
+    Every kind of op ends here; each kind has its own way of turning tensors into the
+    arrays its forward takes and its results back into tensors (``_COMPUTE``).
+    """
+    return _COMPUTE[op.kind](op, args, kwargs, ctx)
+
+
+_top: Callable = compute
+
+
+def _forward(op: type[Function], ctx: Any, raw: list, kwargs: dict, n: int) -> Any:
+    """Call the op's kernel: a backend's registered kernel for the device, or ``forward``;
+    a pure forward without ``ctx``, the classic style with it."""
+    forward = kernel_for(op, raw) if _kernels_registered else op.forward
+    if op.setup_context is not None:
+        out = forward(*raw, **kwargs)
+    else:
+        out = forward(ctx if ctx is not None else Context((False,) * n), *raw, **kwargs)
+    if ctx is not None:
+        ctx.raw = out  # what saved values are matched against (outputs, by identity)
+    return out
+
+
+def kernel_for(op: type[Function], raw: list) -> Callable:
+    """The code that computes ``op`` on its inputs' device: a kernel the device's backend
+    registered for it, or (by default) the op's ``forward``."""
+    for a in raw:
+        if hasattr(a, "dtype") and hasattr(a, "shape"):
+            kernel = backend.kernel_for(op, backend.of_array(a).type)
+            return op.forward if kernel is None else kernel
+    return op.forward
+
+
+def _compute_op(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """Tensors in, fresh contiguous tensors out. Bad input is named here: devices that
+    differ, dtypes the op does not compute in (``dtypes``), shapes that don't broadcast,
+    and a first operand that is no tensor (``exp([1.0])``)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) > 1:
+        check_same_device(op.name, tensors)
+    try:
+        if op.dtypes is not None:
+            check_dtypes(op.name, op.dtypes, args)
+        raw = [a._data if isinstance(a, Tensor) else a for a in args]
+        try:
+            out = _forward(op, ctx, raw, kwargs, len(args))
+        except (ValueError, TypeError, AttributeError):
+            if args and not isinstance(args[0], Tensor):
+                _check_operand(args[0])
+            raise
+        if isinstance(out, tuple):
+            return tuple(Tensor._from_array(o) for o in out)
+        return Tensor._from_array(out)
+    except (ValueError, TypeError, AttributeError) as err:
+        if op.broadcasting:  # explain a shape mismatch in terms of broadcasting
+            _check_operands(op.name, args)
+            broadcast_shapes(*(t.shape for t in tensors), op=op.name)
+        if isinstance(err, AttributeError):
+            raise
+        raise RuntimeError(f"{op.name}: {err} ({describe_inputs(args)})") from err
+
+
+def _compute_view(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """A view: forward maps the base's Layout to the view's; the storage is shared."""
+    base, *rest = args
+    layout = op.forward(ctx if ctx is not None else Context(), base.layout, *rest, **kwargs)
+    out = base._view(*layout)
+    out._base = base if base._base is None else base._base
+    return out
+
+
+def _compute_inplace(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """``forward(ctx, out, *arrays)`` writes into the first argument's memory; the storage's
+    version counter goes up (so a value saved for backward that this overwrote is caught)."""
+    target, *rest = args
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{op.name}: expected a Tensor to write into, got {type(target)}")
+    tensors = [target] + [a for a in rest if isinstance(a, Tensor)]
+    if len(tensors) > 1:
+        check_same_device(op.name, tensors)
+    check_no_overlap(target, op.name)
+    raw = [a._data if isinstance(a, Tensor) else a for a in args]
+    try:
+        _forward(op, ctx, raw, kwargs, len(args))
+    except (ValueError, TypeError) as err:
+        raise RuntimeError(f"{op.name}: {err} ({describe_inputs(args)})") from err
+    target._storage.version += 1
+    return target
+
+
+def _compute_foreach(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """``forward(ctx, arrays, *args)`` over the first argument's list of tensors; list
+    arguments are matched element by element, scalars shared. An in-place one (``inplace``
+    True) counts a write on every tensor of its first list and returns None."""
+    first, *rest = args
+    tensors = tensor_list(op.name, first, "self")
+    raw = [[t._data for t in tensors]]
+    for a in rest:
+        if isinstance(a, (list, tuple)):
+            if len(a) != len(tensors):
+                raise RuntimeError(
+                    f"{op.name}: tensor lists must have the same length, got "
+                    f"{len(tensors)} and {len(a)}"
+                )
+            if a and isinstance(a[0], Tensor):
+                a = tensor_list(op.name, a, "other")
+                for t, o in zip(tensors, a, strict=True):
+                    check_same_device(op.name, [t, o])
+                a = [t._data for t in a]
+        raw.append(a)
+    try:
+        out = op.forward(Context(), *raw, **kwargs)
+    except (ValueError, TypeError) as err:
+        raise RuntimeError(f"{op.name}: {err}") from err
+    if getattr(op, "inplace", False):
+        for t in tensors:
+            t._storage.version += 1
+        return None
+    return [Tensor._from_array(o) for o in out]
+
+
+def _compute_set(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """``t.set_(source)``: t looks at source's storage and layout from now on."""
+    target, source = args
+    if not isinstance(target, Tensor) or not isinstance(source, Tensor):
+        raise TypeError(
+            f"{op.name}: expected two Tensors, got {type(target).__name__} and "
+            f"{type(source).__name__}"
+        )
+    target._storage, target._data = source._storage, source._data
+    target._strides, target._offset = source._strides, source._offset
+    return target
+
+
+def _compute_composite(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """An op written with other ops (``forward`` takes and returns tensors): each of them
+    goes through ``apply`` in its turn."""
+    return op.forward(*args, **kwargs)
+
+
+_COMPUTE = {
+    "op": _compute_op,
+    "view": _compute_view,
+    "inplace": _compute_inplace,
+    "foreach": _compute_foreach,
+    "set": _compute_set,
+    "composite": _compute_composite,
+}
+
+
+def check_no_overlap(t: Tensor, op: str) -> None:
+    """Refuse to write into a tensor whose elements share memory (after ``expand``)."""
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape, strict=True)):
+        raise RuntimeError(
+            f"{op}: more than one element of the written-to tensor (shape {t.shape}, strides "
+            f"{t.stride()}) refers to a single memory location, e.g. after expand(); "
+            "clone() the tensor before writing to it"
+        )
+
+
+def tensor_list(op: str, tensors: Any, what: str) -> list:
+    """A foreach op's list argument, checked: a list or tuple of tensors."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a list of tensors as {what}, got {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: element {i} of {what} is a {type(t).__name__}, not a Tensor")
+    return list(tensors)
+
+
+# --- observers: look at every op -------------------------------------------------------------
+class _Observers(Layer):
+    """Calls each registered ``hook(function, args, kwargs, output)`` after the op ran."""
+
+    order = 20
+
+    def __init__(self) -> None:
+        self.hooks: dict = {}
+
+    def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+        out = self.below(op, args, kwargs, ctx)
+        if op.kind != "composite":  # its own ops are seen one by one
+            for hook in list(self.hooks.values()):
+                hook(op, args, kwargs, out)
+        return out
+
+
+_observers = _Observers()
+
+
+class _ObserverHandle(RemovableHandle):
+    def remove(self) -> None:
+        super().remove()
+        if not _observers.hooks:
+            with _lock:
+                if _observers in _layers:
+                    _layers.remove(_observers)
+                    _rebuild()
+
+
+def register_apply_hook(hook: Any) -> RemovableHandle:
+    """Call ``hook(function, args, kwargs, output)`` after every op (a layer that only looks).
+
+    Every computation on tensor data goes through ``apply``, so an apply hook sees all of
+    it: ops, in-place writes, optimizer updates and gradient accumulation (a composite
+    op, such as a loss, is seen as the ops it is made of). Returns a handle with
+    ``.remove()``; while no hook is registered, the layer is off the stack.
+    """
+    handle = _ObserverHandle(_observers.hooks, hook)
+    if not any(layer is _observers for layer in _layers):
+        register_layer(_observers)
+    return handle
 
 
 def _check_operands(op: str, args: tuple) -> None:
@@ -428,87 +499,6 @@ def _check_operand(a: Any) -> None:
     if isinstance(a, (int, float, bool, complex)) or hasattr(a, "dtype"):
         return  # a number, or an array: not what went wrong
     raise TypeError(f"unsupported operand type {type(a).__name__} ({a!r:.40}); expected a Tensor")
-
-
-def register_apply_hook(hook: Any) -> RemovableHandle:
-    """Call ``hook(function, args, kwargs, output)`` after every ``Function.apply``.
-
-    Every computation on tensor data goes through ``apply``, so an apply hook sees all of
-    it: ops, in-place writes, optimizer updates and gradient accumulation. Chapter 05's
-    tracer records a program this way. Returns a handle with ``.remove()``.
-    """
-    return RemovableHandle(_apply_hooks, hook)
-
-
-def _notify(cls: type[Function], args: tuple, kwargs: dict, out: Any) -> None:
-    for hook in list(_apply_hooks.values()):
-        hook(cls, args, kwargs, out)
-
-
-def _new_node(cls: type[Function], args: tuple) -> Node:
-    """The node for one call of ``cls``: one edge per tensor argument, pointing at the
-    node that produced it (its ``grad_fn``), at its ``AccumulateGrad`` (a leaf that
-    requires grad), or at nothing."""
-    needs, edges, positions, meta = [], [], [], []
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            positions.append(i)
-            data = a._data
-            meta.append((data.shape, data.dtype))
-            if a._requires_grad:
-                needs.append(True)
-                fn = a.grad_fn  # (gradient_edge, inlined: this runs for every recorded op)
-                edges.append((fn, a._output_nr) if fn is not None else (leaf_accumulator(a), 0))
-            else:
-                needs.append(False)
-                edges.append((None, 0))
-        else:
-            needs.append(False)
-    node = cls._node_class(tuple(needs))
-    node.next_functions = tuple(edges)
-    node._input_pos = tuple(positions)
-    node._input_meta = tuple(meta)
-    if _anomaly.enabled:
-        node._trace = forward_trace()
-    return node
-
-
-def gradient_edge(t: Tensor) -> tuple[Node, int]:
-    """Where the gradient of ``t`` flows: (its grad_fn, which output) or its AccumulateGrad."""
-    fn = t.grad_fn
-    return (fn, t._output_nr) if fn is not None else (leaf_accumulator(t), 0)
-
-
-def _connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
-    """After forward: make the node the outputs' grad_fn and pack what forward saved."""
-    outs = out if isinstance(out, tuple) else (out,)
-    raws = raw if isinstance(raw, tuple) else (raw,)
-    skip = node.non_differentiable
-    meta = []
-    for i, o in enumerate(outs):
-        data = o._data
-        meta.append((data.shape, data.dtype))
-        dt = data.dtype
-        if (dt.kind != "f" and not is_floating(dt)) or (skip and any(raws[i] is s for s in skip)):
-            continue  # integer/bool outputs and marked ones carry no gradient
-        o._requires_grad = True
-        o.grad_fn = node
-        if i or o._output_nr:  # (an in-place op's target may have been output 1 before)
-            o._output_nr = i
-    node._output_meta = tuple(meta)
-    saved = node.saved
-    node._packed = tuple(SavedTensor.pack(s, tensors, outs, raws) for s in saved) if saved else ()
-    node.saved = ()
-
-
-def leaf_accumulator(t: Any) -> AccumulateGrad:
-    """The one AccumulateGrad node of leaf ``t`` (the tensor holds it only weakly)."""
-    ref = t._acc_ref
-    acc = ref() if ref is not None else None
-    if acc is None or acc.variable is not t:  # (a copied tensor may carry another's ref)
-        acc = AccumulateGrad(t)
-        t._acc_ref = weakref.ref(acc)
-    return acc
 
 
 def check_same_device(op: str, tensors: list) -> None:

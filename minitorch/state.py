@@ -1,10 +1,10 @@
-"""The switches every op consults, in one leaf module that imports nothing of minitorch.
+"""The switches the core consults, in one leaf module that imports nothing of minitorch.
 
-``Function.apply`` reads them on every call, so they live where anything can import them
-without an import cycle: grad mode (chapter 02), anomaly mode (chapter 02), autocast
-(chapter 04), and the hooks later chapters add to ``apply`` (the tracer of chapter 05 is
-one). Grad, anomaly and autocast state are thread-local, as in PyTorch: ``no_grad()`` in one
-thread leaves the others recording.
+They live where anything can import them without an import cycle: grad mode and anomaly
+mode (chapter 02), and the observers of tensor -> Python conversions. Grad and anomaly
+state are thread-local, as in PyTorch: ``no_grad()`` in one thread leaves the others
+recording. (Later chapters keep their own state with their layer: autocast's is in
+``minitorch.amp``.)
 """
 
 from __future__ import annotations
@@ -22,23 +22,10 @@ class _AnomalyState(threading.local):
     enabled = False
 
 
-class _AutocastState(threading.local):
-    def __init__(self) -> None:
-        self.dtypes: dict = {}  # device type -> the low-precision dtype; absent: autocast off
-        self.cache_enabled = True
-        self.depth = 0  # how many autocast regions are open
-        self.cache: dict = {}  # id(weight) -> (weight, version, dtype, its cast)
-
-
 #: ``grad.enabled``: whether ``Function.apply`` records graph nodes.
 grad = _GradState()
 #: ``anomaly.enabled``: whether nodes keep their forward stack and backward checks for NaN.
 anomaly = _AnomalyState()
-#: ``autocast.dtypes``: where ``Function.apply`` casts inputs by the autocast policy.
-autocast = _AutocastState()
-#: Observers of ``Function.apply``: ``hook(function, args, kwargs, output)`` after each op.
-#: Filled through ``minitorch.function.register_apply_hook``; empty costs one check per op.
-apply_hooks: dict = {}
 #: Observers of tensor -> Python conversions (``item()``, ``bool(t)``, ``float(t)``, ``int(t)``,
 #: ``tolist()``, ``numpy()``): ``hook(tensor, kind, result)``. Chapter 05's tracer warns there.
 conversion_hooks: dict = {}
@@ -47,7 +34,9 @@ conversion_hooks: dict = {}
 # --- anomaly mode: where was this node made? ---------------------------------------------
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _OPS_DIR = os.path.join(_PACKAGE, "ops") + os.sep
-_DISPATCH_FILES = {os.path.join(_PACKAGE, name) for name in ("function.py", "tensor.py")}
+#: The files of the dispatch machinery: ``Function.apply``, the tensor methods, and each
+#: layer's module (``register_layer`` adds it). A node's forward trace starts below them.
+dispatch_files = {os.path.join(_PACKAGE, name) for name in ("function.py", "tensor.py")}
 
 
 def forward_trace() -> list[str]:
@@ -60,4 +49,4 @@ def forward_trace() -> list[str]:
 
 def _is_dispatch(filename: str) -> bool:
     path = os.path.abspath(filename)
-    return path.startswith(_OPS_DIR) or path in _DISPATCH_FILES
+    return path.startswith(_OPS_DIR) or path in dispatch_files

@@ -725,7 +725,8 @@ def _check_grad(t: Tensor, g: Any) -> None:
 # once the class exists (they import it from here).
 from . import ops  # noqa: E402
 from .autograd import engine  # noqa: E402
-from .function import Layout, leaf_accumulator  # noqa: E402
+from .autograd.graph import leaf_accumulator  # noqa: E402
+from .function import Layout  # noqa: E402
 
 
 def parse_to(args: tuple, dtype: Any, device: Any, op: str) -> tuple[Any, Any]:

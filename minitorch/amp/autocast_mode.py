@@ -20,14 +20,29 @@ once and the cast reused (the cast cache), however many ops read it.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from ..checks import as_bool, describe
 from ..dtypes import as_dtype, bfloat16, float16, float32, float64, promote_types
-from ..state import autocast as _state
+from ..function import Function, Layer, register_layer
 from ..state import grad as _grad
 from ..tensor import Tensor
+
+
+class _AutocastState(threading.local):
+    """Autocast's switches, per thread (as PyTorch's)."""
+
+    def __init__(self) -> None:
+        self.dtypes: dict = {}  # device type -> the low-precision dtype; absent: autocast off
+        self.cache_enabled = True
+        self.depth = 0  # how many autocast regions are open
+        self.cache: dict = {}  # id(weight) -> (weight, version, dtype, its cast)
+
+
+#: ``_state.dtypes``: where the autocast layer casts inputs by the policy (this thread).
+_state = _AutocastState()
 
 LOWER_PRECISION = "lower_precision_fp"
 FP32 = "fp32"
@@ -137,6 +152,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             dtypes.pop(self.device_type, None)
         _state.dtypes, _state.cache_enabled = dtypes, self.cache_enabled
         _state.depth += 1
+        _LAYER.region_opened()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -144,6 +160,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             raise RuntimeError("autocast: __exit__ without a matching __enter__")
         _state.dtypes, _state.cache_enabled = self._saved.pop()
         _state.depth -= 1
+        _LAYER.region_closed()
         if _state.depth == 0:
             clear_autocast_cache()
 
@@ -165,6 +182,41 @@ class autocast:  # noqa: N801 - PyTorch's name
 
 
 # --- the policy, as Function.apply runs it -------------------------------------------------
+class Autocast(Layer):
+    """Chapter 04's layer: cast each op's inputs as the op's autocast category says.
+
+    It is on ``apply``'s stack only while an autocast region is open (in any thread; the
+    casts follow the calling thread's regions), so ops outside a region pay nothing.
+    """
+
+    order = 10
+
+    def __init__(self) -> None:
+        self._open = 0
+        self._handle: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+        if _state.dtypes:
+            args = cast_inputs(op.name, args)
+        return self.below(op, args, kwargs, ctx)
+
+    def region_opened(self) -> None:
+        with self._lock:
+            self._open += 1
+            if self._open == 1:
+                self._handle = register_layer(self)
+
+    def region_closed(self) -> None:
+        with self._lock:
+            self._open -= 1
+            if self._open == 0:
+                self._handle.remove()
+
+
+_LAYER = Autocast()
+
+
 def cast_inputs(op: str, args: tuple) -> tuple:
     """``args`` with their floating tensors cast for op ``op``'s category."""
     device_type = next((a.device.type for a in args if isinstance(a, Tensor)), None)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..function import SavedTensor
+from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
 
 

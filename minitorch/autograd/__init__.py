@@ -6,15 +6,18 @@
 - ``gradcheck``: compares analytic gradients with finite differences.
 - ``graph_figure``: ``draw_graph`` pictures a tensor's backward graph.
 
-The graph itself is recorded by ``Function.apply`` (``minitorch/function.py``).
+- ``graph``: the layer of ``Function.apply`` that records the graph (nodes, saved tensors).
+
+Importing this package puts the recording layer on ``apply``'s stack.
 """
 
-from ..function import AccumulateGrad, Context, Function, Node
+from ..function import Context, Function
 from ..ops import unbroadcast
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad, queue_callback
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import AccumulateGrad, Node
 from .graph_figure import draw_graph, graph_layout
 
 __all__ = [

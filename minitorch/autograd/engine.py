@@ -26,12 +26,13 @@ import numpy as np
 from ..backend import array_module
 from ..creation import zeros, zeros_like
 from ..dtypes import from_numpy_dtype, is_floating
-from ..function import AccumulateGrad, Function, Node
+from ..function import Function
 from ..ops import add, clone, unbroadcast
 from ..shape import broadcast_shapes
 from ..state import anomaly as _anomaly
 from ..tensor import Tensor
 from .grad_mode import set_grad_enabled
+from .graph import AccumulateGrad, Node
 
 
 def backward(

@@ -2,10 +2,11 @@
 
 ``enable("cuda")`` registers, for each op it covers, a kernel with the backend
 (``minitorch.backend.get("cuda").register_kernel(op, kernel)``); ``Function.apply`` then
-calls it instead of the op's ``forward``, and nothing in the ops changes. Each kernel
-leaves in ``ctx`` what the op's backward expects (the same as its forward would), and
-hands back to ``forward`` the cases it does not cover (integer dtypes, softmax over another
-dim, batched matmul, ...).
+calls it instead of the op's ``forward``, and nothing in the ops changes. A kernel is a
+pure array function with the forward's signature: what backward needs is the op's own
+``setup_context``, run by autograd whichever kernel computed the output. A kernel hands
+back to ``forward`` the cases it does not cover (integer dtypes, softmax over another dim,
+batched matmul, ...).
 
 Chapter 05's fused elementwise node (``jit.fusion.FusedElementwise``) is one of the ops:
 it runs as one generated kernel (:mod:`minitorch.cuda.lowering`).
@@ -41,26 +42,6 @@ def _as_operands(values: tuple) -> list:
     return [v if hasattr(v, "dtype") else xp.asarray(v, dtype=first.dtype) for v in values]
 
 
-def _shape(v: Any) -> tuple:
-    return tuple(v.shape) if hasattr(v, "shape") else ()
-
-
-def _saves(op: type, ctx: Any, args: tuple, out: Any) -> None:
-    """Leave in ``ctx`` what ``op.backward`` reads (what ``op.forward`` would have left)."""
-    if op in (ops.Add, ops.Sub, ops.Mul, ops.Div):
-        a, b = args
-        ctx.shapes = (_shape(a), _shape(b))
-        need_a, need_b = ctx.needs_input_grad
-        if op is ops.Mul:
-            ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        elif op is ops.Div:
-            ctx.save_for_backward(a if need_b else None, b)
-    elif op is ops.Log:
-        ctx.save_for_backward(args[0])
-    elif op is not ops.Neg:
-        ctx.save_for_backward(out)  # exp, sqrt, tanh, sigmoid, relu keep their output
-
-
 ELEMENTWISE = {
     ops.Add: "add",
     ops.Sub: "sub",
@@ -77,35 +58,29 @@ ELEMENTWISE = {
 
 
 def elementwise_kernel(op: type, step: str) -> Any:
-    def kernel(ctx: Any, *args: Any) -> Any:
+    def kernel(*args: Any) -> Any:
         if not _floating_arrays(*args):
-            return op.forward(ctx, *args)
+            return op.forward(*args)
         operands = [f"x{j}" for j in range(len(args))]
-        out = fusion.run_steps([(step, *operands)], _as_operands(args))
-        _saves(op, ctx, args, out)
-        return out
+        return fusion.run_steps([(step, *operands)], _as_operands(args))
 
     kernel.__name__ = f"{step}_kernel"
     return kernel
 
 
-def softmax_kernel(ctx: Any, x: Any, dim: int) -> Any:
+def softmax_kernel(x: Any, dim: int) -> Any:
     if not _floating_arrays(x) or x.ndim == 0 or dim not in (-1, x.ndim - 1) or x.size == 0:
-        return ops.Softmax.forward(ctx, x, dim)
-    out = softmax_last_dim(x)
-    ctx.dim = dim
-    ctx.save_for_backward(out)
-    return out
+        return ops.Softmax.forward(x, dim)
+    return softmax_last_dim(x)
 
 
-def sum_kernel(ctx: Any, a: Any, dim: Any, keepdim: bool, dtype: Any = None) -> Any:
+def sum_kernel(a: Any, dim: Any, keepdim: bool, dtype: Any = None) -> Any:
     last = (a.ndim - 1,)
     dims = (dim,) if isinstance(dim, int) else dim
     if dims is not None:
         dims = tuple(d % a.ndim for d in dims) if a.ndim else dims
     if not _floating_arrays(a) or dtype is not None or a.ndim == 0 or dims not in (None, last):
-        return ops.Sum.forward(ctx, a, dim, keepdim, dtype)
-    ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        return ops.Sum.forward(a, dim, keepdim, dtype)
     if dims is None:
         out = sum_all(a)
         return out.reshape((1,) * a.ndim) if keepdim else out
@@ -113,12 +88,9 @@ def sum_kernel(ctx: Any, a: Any, dim: Any, keepdim: bool, dtype: Any = None) -> 
     return out.reshape(out.shape + (1,)) if keepdim else out
 
 
-def matmul_kernel(ctx: Any, a: Any, b: Any) -> Any:
+def matmul_kernel(a: Any, b: Any) -> Any:
     if not _floating_arrays(a, b) or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        return ops.MatMul.forward(ctx, a, b)
-    ctx.shapes = (a.shape, b.shape)
-    need_a, need_b = ctx.needs_input_grad
-    ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return ops.MatMul.forward(a, b)
     return matmul_autotuned(a, b)
 
 

@@ -66,15 +66,12 @@ def run(kernel: Any, arrays: list, block: int = 256) -> tuple:
     return outs if isinstance(outs, tuple) else (outs,)
 
 
-def fused_elementwise_kernel(ctx: Any, *arrays: Any, kernel: Any) -> Any:
-    """The backend kernel for ``jit.fusion.FusedElementwise``: what its forward leaves in
-    ``ctx`` (the kernel and the inputs, for the recomputing backward), outputs computed by
-    one generated kernel. Other dtypes (float16) go to the numpy-generated forward."""
+def fused_elementwise_kernel(*arrays: Any, kernel: Any) -> Any:
+    """The backend kernel for ``jit.fusion.FusedElementwise``: its outputs computed by one
+    generated kernel. Other dtypes (float16) go to the numpy-generated forward."""
     from ..jit.fusion import FusedElementwise
 
     if kernel.dtype not in _FLOATS or any(a.dtype.name != kernel.dtype for a in arrays):
-        return FusedElementwise.forward(ctx, *arrays, kernel=kernel)
-    ctx.kernel = kernel
-    ctx.save_for_backward(*arrays)
+        return FusedElementwise.forward(*arrays, kernel=kernel)
     outs = run(kernel, list(arrays))
     return outs[0] if len(outs) == 1 else outs

@@ -184,11 +184,14 @@ class FusedElementwise(Function):
     name = "fused_elementwise"
 
     @staticmethod
-    def forward(ctx: Context, *arrays: Any, kernel: FusedKernel) -> Any:
-        ctx.kernel = kernel
-        ctx.save_for_backward(*arrays)
+    def forward(*arrays: Any, kernel: FusedKernel) -> Any:
         outs = kernel.run(arrays)
         return outs[0] if len(outs) == 1 else outs
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any, kernel: FusedKernel) -> None:
+        ctx.kernel = kernel
+        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> tuple:

@@ -15,7 +15,7 @@ from ..autograd import no_grad
 from ..backend import array_module_of
 from ..checks import as_number, as_reduction, as_tensor
 from ..creation import arange, rand, zeros
-from ..function import Context, Function, autocast_inputs
+from ..function import Context, Function
 from ..ops.linalg import matmul_arrays
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
@@ -508,8 +508,22 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         raise RuntimeError(
             f"mse_loss: input shape {input.shape} and target shape {target.shape} differ"
         )
-    input, target = autocast_inputs("mse_loss", (input, target))  # float32 under autocast
-    return _reduce((input - target) ** 2, reduction, "mse_loss")
+    return MseLoss.apply(input, target, reduction)
+
+
+class _Loss(Function):
+    """A loss is a composite: one op for ``apply``'s layers (autocast runs it in float32,
+    as PyTorch's policy says), computed by the ops its ``forward`` calls."""
+
+    kind = "composite"
+
+
+class MseLoss(_Loss):
+    name = "mse_loss"
+
+    @staticmethod
+    def forward(input: Tensor, target: Tensor, reduction: str) -> Tensor:
+        return _reduce((input - target) ** 2, reduction, "mse_loss")
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -529,12 +543,21 @@ def nll_loss(
 ) -> Tensor:
     """Negative log likelihood of class indices; the weighted mean divides by the weights."""
     _loss_inputs("nll_loss", log_probs, target, reduction)
-    log_probs, weight = autocast_inputs("nll_loss", (log_probs, weight))
-    losses, weights = _nll_terms(log_probs, target, weight, ignore_index)
-    if reduction == "mean":
-        return losses.sum() / weights.sum()
-    out = _reduce(losses, reduction, "nll_loss")
-    return out.reshape(target.shape) if reduction == "none" else out
+    return NllLoss.apply(log_probs, target, weight, ignore_index, reduction)
+
+
+class NllLoss(_Loss):
+    name = "nll_loss"
+
+    @staticmethod
+    def forward(
+        log_probs: Tensor, target: Tensor, weight: Any, ignore_index: int, reduction: str
+    ) -> Tensor:
+        losses, weights = _nll_terms(log_probs, target, weight, ignore_index)
+        if reduction == "mean":
+            return losses.sum() / weights.sum()
+        out = _reduce(losses, reduction, "nll_loss")
+        return out.reshape(target.shape) if reduction == "none" else out
 
 
 def _nll_terms(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int):
@@ -593,7 +616,17 @@ def cross_entropy(
     """
     _loss_inputs("cross_entropy", input, target, reduction)
     as_number(label_smoothing, "cross_entropy", "label_smoothing", low=0.0, high=1.0)
-    input, target, weight = autocast_inputs("cross_entropy", (input, target, weight))
+    return CrossEntropy.apply(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    label_smoothing: float,
+) -> Tensor:
     log_probs = log_softmax(input, dim=1 if input.ndim > 1 else 0)
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     if target.dtype.is_floating_point:  # class probabilities
@@ -630,6 +663,11 @@ def cross_entropy(
     return (1 - label_smoothing) * nll_part + (label_smoothing / n_classes) * smooth_part
 
 
+class CrossEntropy(_Loss):
+    name = "cross_entropy"
+    forward = staticmethod(_cross_entropy)
+
+
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -653,9 +691,22 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same "
             f"as input size {input.shape}"
         )
-    input, target, weight, pos_weight = autocast_inputs(
-        "binary_cross_entropy_with_logits", (input, target, weight, pos_weight)
-    )
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, reduction, pos_weight)
+
+
+class BinaryCrossEntropyWithLogits(_Loss):
+    name = "binary_cross_entropy_with_logits"
+
+    @staticmethod
+    def forward(
+        input: Tensor, target: Tensor, weight: Any, reduction: str, pos_weight: Any
+    ) -> Tensor:
+        return _bce_with_logits(input, target, weight, reduction, pos_weight)
+
+
+def _bce_with_logits(
+    input: Tensor, target: Tensor, weight: Any, reduction: str, pos_weight: Any
+) -> Tensor:
     log_one_plus = ops.log(1 + ops.exp(-ops.abs(input)))  # log(1 + e^-|x|), always finite
     if pos_weight is None:
         loss = ops.relu(input) - input * target + log_one_plus

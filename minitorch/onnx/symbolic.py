@@ -36,7 +36,10 @@ def bind_args(node: Node) -> dict[str, Any]:
     if not isinstance(target, type):
         return {"args": node.args, **node.kwargs}
     signature = inspect.signature(target.forward)
-    bound = signature.bind(None, *node.args, **node.kwargs)  # None stands for ctx
+    if getattr(target, "setup_context", None) is None:  # forward(ctx, ...): None for ctx
+        bound = signature.bind(None, *node.args, **node.kwargs)
+    else:  # a pure forward(*arrays)
+        bound = signature.bind(*node.args, **node.kwargs)
     bound.apply_defaults()
     return dict(bound.arguments)
 

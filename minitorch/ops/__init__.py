@@ -64,7 +64,7 @@ from .foreach import (
     _foreach_zero_,
 )
 from .indexing import Index, IndexPut, IndexPut_, ScatterAdd, copy_, setitem
-from .inplace import CopySlices, InplaceFunction, Set_, inplace_of
+from .inplace import InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack
 from .linalg import MatMul
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum

@@ -17,16 +17,18 @@ class Softmax(Function):
     dtypes = "floating"
 
     @staticmethod
-    def forward(ctx: Context, x: Any, dim: int) -> Any:
+    def forward(x: Any, dim: int) -> Any:
         m = xp(x)
         x = _floating(x, x)  # integer input: compute in the default float dtype
         if x.size == 0:
             return x.copy()
         e = m.exp(x - x.max(axis=dim, keepdims=True))  # exp(x - max) <= 1: no overflow
-        out = e / e.sum(axis=dim, keepdims=True)
-        ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+        return e / e.sum(axis=dim, keepdims=True)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        ctx.dim = inputs[1]
+        ctx.save_for_backward(output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

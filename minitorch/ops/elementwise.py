@@ -78,13 +78,19 @@ def _shape(a: Any) -> tuple[int, ...]:
 _SCALARS = (int, float, bool, complex)
 
 
+def _save_shapes(ctx: Context, inputs: tuple, output: Any) -> None:
+    """What a broadcasting op's backward needs to sum gradients back: the input shapes."""
+    ctx.shapes = (_shape(inputs[0]), _shape(inputs[1]))
+
+
 class Add(Function):
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
+    def forward(a: Any, b: Any) -> Any:
         return _promote(a + b, a, b)
+
+    setup_context = staticmethod(_save_shapes)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -101,9 +107,10 @@ class Sub(Function):
     dtypes = "numeric"  # PyTorch refuses a - b with a bool tensor (use ~ or logical_xor)
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
+    def forward(a: Any, b: Any) -> Any:
         return _promote(a - b, a, b)
+
+    setup_context = staticmethod(_save_shapes)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -119,12 +126,16 @@ class Mul(Function):
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        return _promote(a * b, a, b)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        a, b = inputs
         ctx.shapes = (_shape(a), _shape(b))
         need_a, need_b = ctx.needs_input_grad
         # d(ab)/da = b and d(ab)/db = a: save only the factor a needed gradient uses.
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        return _promote(a * b, a, b)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -141,10 +152,14 @@ class Div(Function):
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        return _promote(xp(a, b).true_divide(a, b), a, b)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        a, b = inputs
         ctx.shapes = (_shape(a), _shape(b))
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        return _promote(xp(a, b).true_divide(a, b), a, b)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -189,10 +204,26 @@ class Pow(Function):
         return grad_a, grad_b
 
 
+def _save_output(ctx: Context, inputs: tuple, output: Any) -> None:
+    """For ops whose derivative is written with their output (exp, sqrt, tanh, ...)."""
+    ctx.save_for_backward(output)
+
+
+def _save_input(ctx: Context, inputs: tuple, output: Any) -> None:
+    """For ops whose derivative is written with their input (log)."""
+    ctx.save_for_backward(inputs[0])
+
+
+def _save_nothing(ctx: Context, inputs: tuple, output: Any) -> None:
+    """For ops whose derivative needs no value (neg)."""
+
+
 class Neg(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
+    def forward(a: Any) -> Any:
         return -a
+
+    setup_context = staticmethod(_save_nothing)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -201,10 +232,10 @@ class Neg(Function):
 
 class Exp(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = _floating(xp(a).exp(a), a)
-        ctx.save_for_backward(out)
-        return out
+    def forward(a: Any) -> Any:
+        return _floating(xp(a).exp(a), a)
+
+    setup_context = staticmethod(_save_output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -214,9 +245,10 @@ class Exp(Function):
 
 class Log(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
+    def forward(a: Any) -> Any:
         return _floating(xp(a).log(a), a)
+
+    setup_context = staticmethod(_save_input)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -226,10 +258,10 @@ class Log(Function):
 
 class Sqrt(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = _floating(xp(a).sqrt(a), a)
-        ctx.save_for_backward(out)
-        return out
+    def forward(a: Any) -> Any:
+        return _floating(xp(a).sqrt(a), a)
+
+    setup_context = staticmethod(_save_output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -263,10 +295,10 @@ class Abs(Function):
 
 class Tanh(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = _floating(xp(a).tanh(a), a)
-        ctx.save_for_backward(out)
-        return out
+    def forward(a: Any) -> Any:
+        return _floating(xp(a).tanh(a), a)
+
+    setup_context = staticmethod(_save_output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -301,13 +333,13 @@ class TanhBackward(Function):
 
 class Sigmoid(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
+    def forward(a: Any) -> Any:
         # 1 / (1 + exp(-a)) overflows for very negative a; this form never does.
         m = xp(a)
         e = m.exp(-m.abs(a))
-        out = _floating(m.where(a >= 0, 1 / (1 + e), e / (1 + e)), a)
-        ctx.save_for_backward(out)
-        return out
+        return _floating(m.where(a >= 0, 1 / (1 + e), e / (1 + e)), a)
+
+    setup_context = staticmethod(_save_output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -317,10 +349,10 @@ class Sigmoid(Function):
 
 class Relu(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        out = xp(a).maximum(a, 0).astype(a.dtype, copy=False)
-        ctx.save_for_backward(out)
-        return out
+    def forward(a: Any) -> Any:
+        return xp(a).maximum(a, 0).astype(a.dtype, copy=False)
+
+    setup_context = staticmethod(_save_output)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:

@@ -14,69 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backend import array_module_of as xp
-from ..function import Context, Function, _notify, check_same_device
-from ..state import apply_hooks as _apply_hooks
-from ..state import grad as _grad
-from ..tensor import Tensor
+from ..function import Context, Function
 
 
 class ForeachFunction(Function):
     """``forward(ctx, arrays, *args)`` runs over the list ``arrays`` (the first argument's
-    tensors); list arguments are matched element by element, scalars are shared."""
+    tensors); list arguments are matched element by element, scalars are shared.
+    ``inplace`` ones write into the first list's tensors and return None."""
 
+    kind = "foreach"
     differentiable = False
     inplace = True
-
-    @classmethod
-    def apply(cls, tensors: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
-        tensors = _tensor_list(cls.name, tensors, "self")
-        lists = []
-        for a in args:
-            if isinstance(a, (list, tuple)):
-                if len(a) != len(tensors):
-                    raise RuntimeError(
-                        f"{cls.name}: tensor lists must have the same length, got "
-                        f"{len(tensors)} and {len(a)}"
-                    )
-                if a and isinstance(a[0], Tensor):
-                    a = _tensor_list(cls.name, a, "other")
-                    for t, o in zip(tensors, a, strict=True):
-                        check_same_device(cls.name, [t, o])
-            lists.append(a)
-        if cls.inplace and _grad.enabled:
-            for t in tensors:
-                if t._requires_grad:
-                    raise RuntimeError(
-                        f"{cls.name}: a tensor that requires grad (shape {t.shape}) is being "
-                        "updated in place; run optimizer updates inside `with minitorch.no_grad():`"
-                    )
-        raw = [[t._data for t in a] if _is_tensor_list(a) else a for a in lists]
-        try:
-            out = cls.forward(Context(), [t._data for t in tensors], *raw, **kwargs)
-        except (ValueError, TypeError) as err:
-            raise RuntimeError(f"{cls.name}: {err}") from err
-        if cls.inplace:
-            for t in tensors:
-                t._storage.version += 1
-            result = tensors
-        else:
-            result = [Tensor._from_array(o) for o in out]
-        if _apply_hooks:
-            _notify(cls, (tensors, *lists), kwargs, result)
-        return None if cls.inplace else result
-
-
-def _is_tensor_list(a: Any) -> bool:
-    return isinstance(a, list) and bool(a) and isinstance(a[0], Tensor)
-
-
-def _tensor_list(op: str, tensors: Any, what: str) -> list:
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{op}: expected a list of tensors as {what}, got {type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{op}: element {i} of {what} is a {type(t).__name__}, not a Tensor")
-    return list(tensors)
 
 
 def _each(value: Any, n: int) -> Sequence[Any]:
@@ -226,15 +174,27 @@ class ForeachClone(ForeachFunction):
         return [t.copy() for t in ts]
 
 
-_foreach_add_ = ForeachAdd_.apply
-_foreach_mul_ = ForeachMul_.apply
-_foreach_lerp_ = ForeachLerp_.apply
-_foreach_addcmul_ = ForeachAddcmul_.apply
-_foreach_addcdiv_ = ForeachAddcdiv_.apply
-_foreach_maximum_ = ForeachMaximum_.apply
-_foreach_copy_ = ForeachCopy_.apply
-_foreach_zero_ = ForeachZero_.apply
-_foreach_sqrt = ForeachSqrt.apply
-_foreach_add = ForeachAdd.apply
-_foreach_neg = ForeachNeg.apply
-_foreach_clone = ForeachClone.apply
+def _public(op: type[ForeachFunction]) -> Any:
+    """``minitorch._foreach_add_(...)``: calls ``op.apply`` at call time (so a tool that
+    wraps ``Function.apply`` sees these calls too)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return op.apply(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = op.name
+    call.__doc__ = op.__doc__
+    return call
+
+
+_foreach_add_ = _public(ForeachAdd_)
+_foreach_mul_ = _public(ForeachMul_)
+_foreach_lerp_ = _public(ForeachLerp_)
+_foreach_addcmul_ = _public(ForeachAddcmul_)
+_foreach_addcdiv_ = _public(ForeachAddcdiv_)
+_foreach_maximum_ = _public(ForeachMaximum_)
+_foreach_copy_ = _public(ForeachCopy_)
+_foreach_zero_ = _public(ForeachZero_)
+_foreach_sqrt = _public(ForeachSqrt)
+_foreach_add = _public(ForeachAdd)
+_foreach_neg = _public(ForeachNeg)
+_foreach_clone = _public(ForeachClone)

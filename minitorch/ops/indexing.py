@@ -101,6 +101,7 @@ class IndexPut_(InplaceFunction):  # noqa: N801 - PyTorch's name for the in-plac
     """
 
     name = "index_put_"
+    records_as = IndexPut  # the graph shows IndexPutBackward, as in PyTorch
 
     @staticmethod
     def forward(ctx: Context, out: Any, values: Any, index: tuple, accumulate: bool) -> Any:
@@ -119,13 +120,12 @@ class IndexPut_(InplaceFunction):  # noqa: N801 - PyTorch's name for the in-plac
 
 class SetItem(IndexPut_):
     name = "setitem"
+    records_as = IndexPut
 
 
 class Copy_(IndexPut_):  # noqa: N801
     name = "copy_"
-
-
-IndexPut_._node_class = SetItem._node_class = Copy_._node_class = IndexPut._node_class
+    records_as = IndexPut
 
 
 def setitem(t: Any, index: Any, value: Any) -> None:

@@ -7,12 +7,10 @@ from typing import Any
 import numpy as np
 
 from ..backend import array_module_of as xp
-from ..dtypes import bfloat16, float16
+from ..dtypes import is_floating
 from ..function import Context, Function
 from ..shape import broadcast_shapes
 from .elementwise import unbroadcast
-
-_HALF = (float16.np, bfloat16.np)
 
 
 def matmul_arrays(a: Any, b: Any) -> Any:
@@ -23,7 +21,7 @@ def matmul_arrays(a: Any, b: Any) -> Any:
     bfloat16 product is computed the way tensor cores compute it: multiply and add in
     float32, round the result once to the inputs' dtype. (cupy calls cuBLAS for float16.)
     """
-    if a.dtype == b.dtype and a.dtype in _HALF and xp(a, b) is np:
+    if a.dtype == b.dtype and a.dtype.itemsize == 2 and is_floating(a.dtype) and xp(a, b) is np:
         return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     return xp(a, b).matmul(a, b)
 
@@ -32,7 +30,7 @@ class MatMul(Function):
     dtypes = "same kind"
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
+    def forward(a: Any, b: Any) -> Any:
         if a.ndim == 0 or b.ndim == 0:
             raise RuntimeError(
                 f"matmul: both arguments need at least 1 dim, got shapes {a.shape} and {b.shape}"
@@ -52,10 +50,14 @@ class MatMul(Function):
                     f"matmul: the batch dims of shapes {a.shape} and {b.shape} "
                     f"({a.shape[:-2]} and {b.shape[:-2]}) cannot be broadcast together"
                 ) from err
+        return matmul_arrays(a, b)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        a, b = inputs
         ctx.shapes = (a.shape, b.shape)
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        return matmul_arrays(a, b)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

@@ -29,9 +29,13 @@ def _expand_back(grad: Any, shape: tuple, dim: tuple | int | None, keepdim: bool
 
 class Sum(Function):
     @staticmethod
-    def forward(ctx: Context, a: Any, dim: tuple | None, keepdim: bool, dtype: Any = None) -> Any:
-        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+    def forward(a: Any, dim: tuple | None, keepdim: bool, dtype: Any = None) -> Any:
         return xp(a).asarray(a.sum(axis=dim, keepdims=keepdim, dtype=dtype))
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        a, dim, keepdim = inputs[:3]
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

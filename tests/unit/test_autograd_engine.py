@@ -13,7 +13,8 @@ import pytest
 
 import minitorch
 from minitorch import autograd
-from minitorch.function import AccumulateGrad, Context, Function
+from minitorch.autograd.graph import AccumulateGrad
+from minitorch.function import Context, Function
 
 
 def leaf(values, dtype=minitorch.float64):

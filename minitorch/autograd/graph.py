@@ -1,0 +1,381 @@
+"""Chapter 02's layer of ``Function.apply``: recording the backward graph.
+
+When grad mode is on and some input of an op requires grad, the ``Autograd`` layer turns
+the op's ``ctx`` into a node of the backward graph (``new_node``), lets the op compute,
+and connects the node to the outputs (``connect``): the node becomes their ``grad_fn``,
+its ``next_functions`` point at the nodes that made the inputs (or at ``AccumulateGrad``
+for leaves), and what forward saved is packed as ``SavedTensor``s, with the version each
+tensor had. An in-place write is recorded too: the written tensor's history is rebased
+onto the new node (through a view, its base's, with ``CopySlices``).
+
+The layer registers itself on ``apply``'s stack when this package is imported.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, ClassVar
+
+from ..dtypes import is_floating
+from ..function import Context, Function, Layer, register_layer
+from ..state import anomaly as _anomaly
+from ..state import forward_trace
+from ..state import grad as _grad
+from ..tensor import Tensor
+
+
+class Node(Context):
+    """A node of the backward graph, i.e. a ``grad_fn``: the ctx of one recorded op.
+
+    Each Function gets its own subclass, named like PyTorch's (``Mul`` records a
+    ``MulBackward``), whose ``_function`` is the Function whose ``backward`` it runs.
+    """
+
+    __slots__ = (
+        "next_functions",
+        "_input_pos",
+        "_input_meta",
+        "_output_meta",
+        "_packed",
+        "__weakref__",
+    )
+
+    _function: ClassVar[Any] = None
+    # Rarely used state lives in the instance __dict__, with these class-level defaults.
+    _freed: bool = False
+    _pre_hooks: dict | None = None  # output_nr -> {key: hook} (hooks of non-leaf tensors)
+    _retained: dict | None = None  # output_nr -> weakref to a tensor that called retain_grad
+    _trace: list | None = None  # forward stack, kept in anomaly mode
+
+    def __init__(self, needs_input_grad: tuple[bool, ...] = ()) -> None:
+        self.saved = ()
+        self.needs_input_grad = needs_input_grad
+        self.raw = None
+        self._packed = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved values as Tensors connected to the graph, checked for in-place changes."""
+        packed = self._packed
+        if packed is None:  # still inside forward: the raw arrays
+            return self.saved
+        if self._freed:
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in packed)
+
+    def _release(self) -> None:
+        """Free the saved values (after a backward without ``retain_graph``)."""
+        self._packed = ()
+        self.saved = ()
+        self._freed = True
+
+
+class AccumulateGrad(Node):
+    """The graph node of a leaf that requires grad: adds the incoming gradient to ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        super().__init__()
+        self.variable = variable
+        self.next_functions = ()
+        self._output_meta = ((None, None),)  # one output: the leaf's gradient
+        self._packed = ()
+
+
+class SavedTensor:
+    """A value saved for backward (PyTorch's SavedVariable): packed once when forward
+    returns, unpacked each time backward reads ``ctx.saved_tensors``.
+
+    It remembers which tensor the array belongs to (an input, an output, or neither: an
+    intermediate, kept as a constant) and that tensor's storage version. ``unpack`` refuses
+    a tensor that was written in place since: the value backward needs is gone.
+    """
+
+    __slots__ = ("tensor", "storage", "array", "version", "output_nr")
+
+    def __init__(
+        self,
+        tensor: Any = None,
+        storage: Any = None,
+        array: Any = None,
+        version: int = 0,
+        output_nr: int = 0,
+    ) -> None:
+        self.tensor = tensor  # an input: kept as it is
+        self.storage = storage  # an output: its storage (the node can't hold the output)
+        self.array = array
+        self.version = version
+        self.output_nr = output_nr
+
+    @staticmethod
+    def pack(value: Any, inputs: list, outputs: tuple, raws: tuple) -> Any:
+        """Find the tensor a saved array belongs to (by identity), with its storage version."""
+        if value is None or isinstance(value, (int, float, complex, str)):
+            return value
+        if isinstance(value, Tensor):
+            return SavedTensor(tensor=value, version=value._storage.version)
+        for t in inputs:
+            if value is t._data:
+                return SavedTensor(tensor=t, version=t._storage.version)
+        for k, r in enumerate(raws):
+            if value is r:
+                o = outputs[k]
+                storage = o._storage
+                return SavedTensor(None, storage, o._data, storage.version, k)
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            return SavedTensor(array=value)  # an intermediate array: a constant for backward
+        return value
+
+    def unpack(self, node: Node) -> Tensor:
+        """The saved tensor, after checking that nothing wrote to it since it was saved."""
+        t = self.tensor
+        if t is not None:
+            if t._storage.version != self.version:
+                raise RuntimeError(_modified_message(t._data, t._storage.version, self, node))
+            return t
+        storage = self.storage
+        if storage is None:
+            return Tensor._from_array(self.array)
+        if storage.version != self.version:
+            raise RuntimeError(_modified_message(self.array, storage.version, self, node))
+        # A fresh tensor for the output, pointing back at the node that made it.
+        t = Tensor._alias(storage, self.array)
+        t._requires_grad = True
+        t.grad_fn = node
+        if self.output_nr:
+            t._output_nr = self.output_nr
+        return t
+
+
+FREED_GRAPH_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+def _modified_message(data: Any, version: int, saved: SavedTensor, node: Node) -> str:
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{data.dtype.name} {tuple(data.shape)}] is at version {version}; "
+        f"expected version {saved.version} instead. It was saved for backward by {node.name()}. "
+        "Hint: compute the new value out of place (y = y + 1 instead of y.add_(1), or "
+        ".clone() it) so the saved value stays as forward saw it."
+    )
+
+
+def new_node(cls: type[Function], args: tuple) -> Node:
+    """The node for one call of ``cls``: one edge per tensor argument, pointing at the
+    node that produced it (its ``grad_fn``), at its ``AccumulateGrad`` (a leaf that
+    requires grad), or at nothing."""
+    needs, edges, positions, meta = [], [], [], []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            positions.append(i)
+            data = a._data
+            meta.append((data.shape, data.dtype))
+            if a._requires_grad:
+                needs.append(True)
+                fn = a.grad_fn  # (gradient_edge, inlined: this runs for every recorded op)
+                edges.append((fn, a._output_nr) if fn is not None else (leaf_accumulator(a), 0))
+            else:
+                needs.append(False)
+                edges.append((None, 0))
+        else:
+            needs.append(False)
+    node = node_class(cls)(tuple(needs))
+    node.next_functions = tuple(edges)
+    node._input_pos = tuple(positions)
+    node._input_meta = tuple(meta)
+    if _anomaly.enabled:
+        node._trace = forward_trace()
+    return node
+
+
+def gradient_edge(t: Tensor) -> tuple[Node, int]:
+    """Where the gradient of ``t`` flows: (its grad_fn, which output) or its AccumulateGrad."""
+    fn = t.grad_fn
+    return (fn, t._output_nr) if fn is not None else (leaf_accumulator(t), 0)
+
+
+def connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
+    """After forward: make the node the outputs' grad_fn and pack what forward saved."""
+    outs = out if isinstance(out, tuple) else (out,)
+    raws = raw if isinstance(raw, tuple) else (raw,)
+    skip = node.non_differentiable
+    meta = []
+    for i, o in enumerate(outs):
+        data = o._data
+        meta.append((data.shape, data.dtype))
+        dt = data.dtype
+        if (dt.kind != "f" and not is_floating(dt)) or (skip and any(raws[i] is s for s in skip)):
+            continue  # integer/bool outputs and marked ones carry no gradient
+        o._requires_grad = True
+        o.grad_fn = node
+        if i or o._output_nr:  # (an in-place op's target may have been output 1 before)
+            o._output_nr = i
+    node._output_meta = tuple(meta)
+    saved = node.saved
+    node._packed = tuple(SavedTensor.pack(s, tensors, outs, raws) for s in saved) if saved else ()
+    node.saved = ()
+
+
+def leaf_accumulator(t: Any) -> AccumulateGrad:
+    """The one AccumulateGrad node of leaf ``t`` (the tensor holds it only weakly)."""
+    ref = t._acc_ref
+    acc = ref() if ref is not None else None
+    if acc is None or acc.variable is not t:  # (a copied tensor may carry another's ref)
+        acc = AccumulateGrad(t)
+        t._acc_ref = weakref.ref(acc)
+    return acc
+
+
+def node_class(op: type[Function]) -> type[Node]:
+    """The graph-node class an op records (``Mul`` records a ``MulBackward``), made on first
+    use. An op may declare ``records_as``, the op whose node it records (``add_`` records an
+    ``AddBackward``, as in PyTorch)."""
+    cls = op.__dict__.get("_node_class")
+    if cls is None:
+        target = op.__dict__.get("records_as") or op
+        if target is not op:
+            cls = node_class(target)
+        else:
+            cls = type(
+                f"{op.__name__}Backward",
+                (Node,),
+                {"__slots__": (), "_function": op, "__module__": op.__module__},
+            )
+        op._node_class = cls
+    return cls
+
+
+class Autograd(Layer):
+    """Record the op as a graph node when grad mode is on and an input requires grad."""
+
+    order = 30
+
+    def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+        if _grad.enabled:
+            kind = op.kind
+            if (kind == "op" or kind == "view") and op.differentiable:
+                for a in args:
+                    if isinstance(a, Tensor) and a._requires_grad:
+                        return self._record(op, args, kwargs)
+            elif kind == "inplace" and op.differentiable:
+                for a in args:
+                    if isinstance(a, Tensor) and a._requires_grad:
+                        return self._record_write(op, args, kwargs)
+            elif kind == "foreach" and op.inplace:
+                _refuse_foreach_write(op, args[0])
+        return self.below(op, args, kwargs, ctx)
+
+    def _record(self, op: type[Function], args: tuple, kwargs: dict) -> Any:
+        node = new_node(op, args)
+        out = self.below(op, args, kwargs, node)
+        if op.setup_context is not None:
+            raw = tuple(a._data if isinstance(a, Tensor) else a for a in args)
+            op.setup_context(node, raw, node.raw, **kwargs)
+        connect(node, [a for a in args if isinstance(a, Tensor)], out, node.raw)
+        return out
+
+    def _record_write(self, op: type[Function], args: tuple, kwargs: dict) -> Any:
+        target = args[0]
+        if not isinstance(target, Tensor):
+            return self.below(op, args, kwargs, None)  # compute names the mistake
+        check_recordable(target, op.name)
+        node = new_node(op, args)
+        out = self.below(op, args, kwargs, node)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if target._base is None:
+            connect(node, tensors, (target,), (node.raw,))
+        else:
+            rebase_view(node, target, tensors, node.raw)
+        return out
+
+
+def _refuse_foreach_write(op: type[Function], tensors: Any) -> None:
+    if isinstance(tensors, (list, tuple)):
+        for t in tensors:
+            if isinstance(t, Tensor) and t._requires_grad:
+                raise RuntimeError(
+                    f"{op.name}: a tensor that requires grad (shape {t.shape}) is being "
+                    "updated in place; run optimizer updates inside `with minitorch.no_grad():`"
+                )
+
+
+def check_recordable(t: Tensor, op: str) -> None:
+    """The in-place writes autograd can't record, refused with PyTorch's messages."""
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError(
+            f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
+            "(Update parameters inside `with minitorch.no_grad():`, or clone() the tensor.)"
+        )
+    base = t._base
+    if base is not None:
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                f"{op}: a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation."
+            )
+        if not base.is_contiguous():
+            raise RuntimeError(
+                f"{op}: in-place writes through a view are recorded only when the base tensor "
+                f"is contiguous (base shape {base.shape}, strides {base.stride()}); "
+                "clone() the base first"
+            )
+
+
+# --- writes through a view --------------------------------------------------------------------
+class CopySlices(Function):
+    """The record of an in-place op through a view: the base's new value is the old base
+    with the view's region replaced by ``op(view, *args)``. Backward sends the region's
+    gradient through the op's own backward (``ctx.inner``) and the rest straight on."""
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        if ctx._freed:
+            raise RuntimeError("CopySlices: " + FREED)
+        inner = ctx.inner
+        shape, strides, offset = ctx.region
+        result = grad.clone()
+        region = result.as_strided(shape, strides, offset)
+        grads = type(inner)._function.backward(inner, region.clone())
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        region.copy_(grads[0] if grads[0] is not None else 0.0)
+        return (result, *grads[1:])
+
+
+FREED = "Trying to backward through the graph a second time; use retain_graph=True."
+
+
+def rebase_view(inner: Node, view: Tensor, tensors: list, result: Any) -> None:
+    """After writing through ``view``: the base's grad_fn becomes a CopySlices node, and the
+    view's grad_fn a fresh as_strided of the base (so both see the write)."""
+    base = view._base
+    connect(inner, tensors, (view,), (result,))  # packs what the op saved
+    node = node_class(CopySlices)((base._requires_grad, *inner.needs_input_grad[1:]))
+    node.inner = inner
+    node.region = (view.shape, view.stride(), view._offset - base._offset)
+    node.next_functions = (
+        gradient_edge(base) if base._requires_grad else (None, 0),
+        *inner.next_functions[1:],
+    )
+    node._input_pos = inner._input_pos
+    node._input_meta = ((base.shape, base._data.dtype), *inner._input_meta[1:])
+    node._output_meta = ((base.shape, base._data.dtype),)
+    node._packed = ()
+    base.grad_fn, base._requires_grad, base._output_nr = node, True, 0
+    fresh = base.as_strided(view.shape, view.stride(), view._offset)
+    view.grad_fn, view._requires_grad, view._output_nr = fresh.grad_fn, True, 0
+
+
+register_layer(Autograd())
