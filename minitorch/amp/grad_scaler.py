@@ -32,6 +32,7 @@ from ..creation import full, zeros
 from ..dtypes import float16, float32
 from ..ops import _foreach_mul_, stack
 from ..ops.foreach import ForeachFunction
+from ..ops.registry import register
 from ..tensor import Tensor
 
 
@@ -378,3 +379,8 @@ def _check_device(device: Any) -> str:
     if name.split(":")[0] not in ("cpu", "cuda"):
         raise ValueError(f"GradScaler: device must be 'cpu' or 'cuda', but got {device!r}")
     return name.split(":")[0]
+
+
+register(
+    ForeachNonFinite,
+)

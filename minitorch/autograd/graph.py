@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from ..dtypes import is_floating
 from ..function import Context, Function, Layer, register_layer
+from ..ops.registry import register
 from ..state import anomaly as _anomaly
 from ..state import forward_trace
 from ..state import grad as _grad
@@ -379,3 +380,8 @@ def rebase_view(inner: Node, view: Tensor, tensors: list, result: Any) -> None:
 
 
 register_layer(Autograd())
+
+
+register(
+    CopySlices,
+)

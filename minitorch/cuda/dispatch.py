@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import backend, ops
+from ..ops.registry import elementwise
 from . import fusion, lowering
 from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
 
@@ -40,21 +41,6 @@ def _as_operands(values: tuple) -> list:
     first = next(v for v in values if hasattr(v, "dtype"))
     xp = backend.array_module_of(first)
     return [v if hasattr(v, "dtype") else xp.asarray(v, dtype=first.dtype) for v in values]
-
-
-ELEMENTWISE = {
-    ops.Add: "add",
-    ops.Sub: "sub",
-    ops.Mul: "mul",
-    ops.Div: "div",
-    ops.Neg: "neg",
-    ops.Exp: "exp",
-    ops.Log: "log",
-    ops.Sqrt: "sqrt",
-    ops.Tanh: "tanh",
-    ops.Sigmoid: "sigmoid",
-    ops.Relu: "relu",
-}
 
 
 def elementwise_kernel(op: type, step: str) -> Any:
@@ -96,7 +82,7 @@ def matmul_kernel(a: Any, b: Any) -> Any:
 
 def kernels() -> dict[type, Any]:
     """Every op this package provides a kernel for -> the kernel."""
-    table = {op: elementwise_kernel(op, step) for op, step in ELEMENTWISE.items()}
+    table = {op: elementwise_kernel(op, name) for name, op in elementwise().items()}
     table[ops.Softmax] = softmax_kernel
     table[ops.Sum] = sum_kernel
     table[ops.MatMul] = matmul_kernel

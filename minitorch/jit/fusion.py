@@ -33,10 +33,12 @@ import numpy as np
 from ..autograd import enable_grad
 from ..autograd import grad as autograd_grad
 from ..function import Context, Function
+from ..ops.registry import register
+from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .interpreter import _reads
 from .ir import Graph, Node, Value
-from .ops import ELEMENTWISE, is_pure
+from .ops import ELEMENTWISE, function_for, is_pure
 from .passes import mutated_values
 
 Ref = tuple  # ("input", i) or ("op", j)
@@ -83,7 +85,7 @@ class FusedKernel:
     def run(self, arrays: tuple) -> tuple:
         """Compute the outputs (fresh arrays) from the input arrays."""
         if self._compiled is None:
-            namespace = {"np": np, "_sigmoid": _sigmoid, "_erf": _erf}
+            namespace = {"np": np, "_erf": erf_array}
             exec(compile(self.numpy_source(), f"<fused kernel {self.name}>", "exec"), namespace)
             self._compiled = namespace[f"fused_{self.name}"]
         scratch = getattr(self._scratch, "buffers", None)
@@ -94,8 +96,6 @@ class FusedKernel:
     def reference(self, inputs: list[Tensor]) -> list[Tensor]:
         """The same computation with minitorch ops, one ``Function.apply`` each (used for
         the backward pass, and to test the generated code against)."""
-        from .ops import function_for
-
         results: list[Tensor] = []
         for op in self.ops:
             args = [
@@ -107,26 +107,6 @@ class FusedKernel:
 
 
 # --- the generated code -------------------------------------------------------------------
-
-_UFUNC = {
-    "add": "np.add", "sub": "np.subtract", "mul": "np.multiply", "div": "np.true_divide",
-    "pow": "np.power", "maximum": "np.maximum", "minimum": "np.minimum", "neg": "np.negative",
-    "exp": "np.exp", "log": "np.log", "sqrt": "np.sqrt", "abs": "np.abs", "tanh": "np.tanh",
-    "sigmoid": "_sigmoid", "erf": "_erf",
-}  # fmt: skip
-
-
-def _sigmoid(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """The eager op's overflow-free formula: 1/(1+e) or e/(1+e) with e = exp(-|a|)."""
-    e = np.exp(-np.abs(a))
-    return np.divide(np.where(a >= 0, 1, e), 1 + e, out=out)
-
-
-def _erf(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    from ..nn.functional import Erf
-
-    np.copyto(out, Erf.forward(Context(), a))
-    return out
 
 
 def _numpy_source(k: FusedKernel) -> str:
@@ -165,10 +145,7 @@ def _numpy_source(k: FusedKernel) -> str:
             lines.append(f"    {buf} = scratch.get({buf!r})")
             lines.append(f"    if {buf} is None:")
             lines.append(f"        {buf} = scratch[{buf!r}] = np.empty({shape!r}, np.{dtype})")
-        if op.op == "relu":
-            lines.append(f"    np.maximum({args[0]}, 0, out={buf})")
-        else:
-            lines.append(f"    {_UFUNC[op.op]}({', '.join(args)}, out={buf})")
+        lines.append(f"    {array_call(function_for(op.op).scalar, args, 'np', buf)}")
         where[j] = buf
     lines.append(f"    return ({', '.join(where[j] for j in k.outputs)},)")
     return "\n".join(lines) + "\n"
@@ -392,3 +369,8 @@ def _fused_node(g: Graph, members: list[Node], number: int, users: dict, graph_o
     )
     outputs = [members[j].outputs[0] for j in escaping]
     return Node("fused", tuple(inputs), outputs=outputs, target=kernel, line=members[0].line)
+
+
+register(
+    FusedElementwise,
+)

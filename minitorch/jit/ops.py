@@ -19,19 +19,17 @@ import inspect
 import operator
 from typing import Any
 
+from .. import nn  # noqa: F401 - registers nn.functional's ops (erf, linear, ...) first
 from ..function import Function, ViewFunction
 from ..ops.inplace import InplaceFunction
+from ..ops.registry import elementwise, lookup
 
 #: Ops that are not Functions or library calls: the interpreter handles them itself.
 STRUCTURAL = frozenset({"get_attr", "constant", "If", "Loop", "fused"})
 
-#: Elementwise Function ops that the fusion pass may merge (float in, same shape out).
-ELEMENTWISE = frozenset(
-    {
-        "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs",
-        "tanh", "sigmoid", "relu", "maximum", "minimum", "erf",
-    }
-)  # fmt: skip
+#: Elementwise Function ops that the fusion pass may merge (float in, same shape out): the
+#: registered ops with a scalar formula (``minitorch.ops.scalar``).
+ELEMENTWISE = frozenset(elementwise())
 
 #: Ops whose result is not a function of their inputs alone (random draws, side effects).
 _IMPURE_CALLS = frozenset({"F.dropout", "minitorch.rand", "minitorch.randn", "minitorch.randint"})
@@ -68,14 +66,6 @@ _DENIED_METHODS = frozenset(
 )  # fmt: skip
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
-        out.append(sub)
-        out.extend(_subclasses(sub))
-    return out
-
-
 def op_name(cls: type[Function]) -> str:
     """The op name of a Function class (``Mul`` -> ``"mul"``); advanced indexing is ``index``."""
     from ..ops.indexing import Index
@@ -83,16 +73,10 @@ def op_name(cls: type[Function]) -> str:
     return "index" if cls is Index else cls.name
 
 
-_functions: dict[str, type[Function]] = {}
-
-
 def function_for(name: str) -> type[Function] | None:
-    """The minitorch Function class with op name ``name`` (None if there is none)."""
-    if name not in _functions:
-        for cls in _subclasses(Function):
-            if cls.__module__.startswith("minitorch.") and not cls.__name__.startswith("_"):
-                _functions.setdefault(op_name(cls), cls)
-    return _functions.get(name)
+    """The minitorch Function class with op name ``name`` (None if there is none): the op
+    registry's (``minitorch.ops.registry``)."""
+    return lookup(name)
 
 
 def library_call(name: str) -> Any:

@@ -17,6 +17,8 @@ from ..checks import as_number, as_reduction, as_tensor
 from ..creation import arange, rand, zeros
 from ..function import Context, Function
 from ..ops.linalg import matmul_arrays
+from ..ops.registry import register
+from ..ops.scalar import erf_array
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
 
@@ -58,18 +60,15 @@ def log_softmax(x: Tensor, dim: int) -> Tensor:
 class Erf(Function):
     """The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), for exact GELU."""
 
+    scalar = "erf({0})"
+
     @staticmethod
-    def forward(ctx: Context, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        xp = array_module_of(x)
-        sign = xp.sign(x)
-        a = xp.abs(x)
-        t = 1.0 / (1.0 + 0.3275911 * a)
-        poly = t * (
-            0.254829592
-            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-        )
-        return (sign * (1.0 - poly * xp.exp(-a * a))).astype(x.dtype)
+    def forward(x: Any) -> Any:
+        return erf_array(array_module_of(x), x)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        ctx.save_for_backward(inputs[0])
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> Tensor:
@@ -716,3 +715,18 @@ def _bce_with_logits(
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+register(
+    Erf,
+    Linear,
+    Unfold,
+    Fold,
+    TileMax,
+    TileScatter,
+    TileGather,
+    MseLoss,
+    NllLoss,
+    CrossEntropy,
+    BinaryCrossEntropyWithLogits,
+)

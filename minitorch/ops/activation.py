@@ -11,6 +11,7 @@ from typing import Any
 from ..backend import array_module_of as xp
 from ..function import Context, Function
 from .elementwise import _floating
+from .registry import register
 
 
 class Softmax(Function):
@@ -58,3 +59,9 @@ class LogSoftmax(Function):
         # y = x - logsumexp(x)  =>  dx = g - softmax(x) * sum(g)
         (out,) = ctx.saved_tensors
         return grad - out.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+register(
+    Softmax,
+    LogSoftmax,
+)

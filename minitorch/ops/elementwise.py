@@ -16,6 +16,8 @@ from .. import backend
 from ..backend import array_module_of as xp
 from ..dtypes import from_numpy_dtype, get_default_dtype, is_floating, result_type
 from ..function import Context, Function
+from .registry import register
+from .scalar import array_function
 
 
 def _floating(result: Any, a: Any) -> Any:
@@ -84,6 +86,7 @@ def _save_shapes(ctx: Context, inputs: tuple, output: Any) -> None:
 
 
 class Add(Function):
+    scalar = "{0} + {1}"
     broadcasting = True
 
     @staticmethod
@@ -103,6 +106,7 @@ class Add(Function):
 
 
 class Sub(Function):
+    scalar = "{0} - {1}"
     broadcasting = True
     dtypes = "numeric"  # PyTorch refuses a - b with a bool tensor (use ~ or logical_xor)
 
@@ -123,6 +127,7 @@ class Sub(Function):
 
 
 class Mul(Function):
+    scalar = "{0} * {1}"
     broadcasting = True
 
     @staticmethod
@@ -149,6 +154,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    scalar = "{0} / {1}"
     broadcasting = True
 
     @staticmethod
@@ -174,14 +180,18 @@ class Div(Function):
 
 
 class Pow(Function):
+    scalar = "power({0}, {1})"
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        return _promote(xp(a, b).power(a, b), a, b)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        a, b = inputs
         ctx.shapes = (_shape(a), _shape(b))
-        out = _promote(xp(a, b).power(a, b), a, b)
-        ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
-        return out
+        ctx.save_for_backward(a, b, output if ctx.needs_input_grad[1] else None)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -219,6 +229,8 @@ def _save_nothing(ctx: Context, inputs: tuple, output: Any) -> None:
 
 
 class Neg(Function):
+    scalar = "-{0}"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return -a
@@ -231,6 +243,8 @@ class Neg(Function):
 
 
 class Exp(Function):
+    scalar = "exp({0})"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return _floating(xp(a).exp(a), a)
@@ -244,6 +258,8 @@ class Exp(Function):
 
 
 class Log(Function):
+    scalar = "log({0})"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return _floating(xp(a).log(a), a)
@@ -257,6 +273,8 @@ class Log(Function):
 
 
 class Sqrt(Function):
+    scalar = "sqrt({0})"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return _floating(xp(a).sqrt(a), a)
@@ -282,10 +300,13 @@ class Sign(Function):
 
 
 class Abs(Function):
+    scalar = "fabs({0})"
+
     @staticmethod
-    def forward(ctx: Context, a: Any) -> Any:
-        ctx.save_for_backward(a)
+    def forward(a: Any) -> Any:
         return xp(a).abs(a)
+
+    setup_context = staticmethod(_save_input)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
@@ -294,6 +315,8 @@ class Abs(Function):
 
 
 class Tanh(Function):
+    scalar = "tanh({0})"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return _floating(xp(a).tanh(a), a)
@@ -332,12 +355,12 @@ class TanhBackward(Function):
 
 
 class Sigmoid(Function):
+    scalar = "exp(min({0}, 0.0)) / (1.0 + exp(-fabs({0})))"  # never overflows
+
     @staticmethod
     def forward(a: Any) -> Any:
-        # 1 / (1 + exp(-a)) overflows for very negative a; this form never does.
-        m = xp(a)
-        e = m.exp(-m.abs(a))
-        return _floating(m.where(a >= 0, 1 / (1 + e), e / (1 + e)), a)
+        # 1 / (1 + exp(-a)) overflows for very negative a; the formula above never does.
+        return _floating(array_function(Sigmoid.scalar)(xp(a), a), a)
 
     setup_context = staticmethod(_save_output)
 
@@ -348,6 +371,8 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
+    scalar = "max({0}, 0.0)"
+
     @staticmethod
     def forward(a: Any) -> Any:
         return xp(a).maximum(a, 0).astype(a.dtype, copy=False)
@@ -358,6 +383,12 @@ class Relu(Function):
     def backward(ctx: Context, grad: Any) -> Any:
         (out,) = ctx.saved_tensors
         return grad * (out > 0)  # the gradient passes where the input was positive
+
+
+def _save_both(ctx: Context, inputs: tuple, output: Any) -> None:
+    """For maximum/minimum: both inputs (which one won) and their shapes."""
+    _save_shapes(ctx, inputs, output)
+    ctx.save_for_backward(*inputs)
 
 
 def _winner_grads(ctx: Context, grad: Any, largest: bool) -> tuple:
@@ -378,13 +409,14 @@ def _winner_grads(ctx: Context, grad: Any, largest: bool) -> tuple:
 
 
 class Maximum(Function):
+    scalar = "max({0}, {1})"
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
-        ctx.save_for_backward(a, b)
+    def forward(a: Any, b: Any) -> Any:
         return _promote(xp(a, b).maximum(a, b), a, b)
+
+    setup_context = staticmethod(_save_both)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -392,13 +424,14 @@ class Maximum(Function):
 
 
 class Minimum(Function):
+    scalar = "min({0}, {1})"
     broadcasting = True
 
     @staticmethod
-    def forward(ctx: Context, a: Any, b: Any) -> Any:
-        ctx.shapes = (_shape(a), _shape(b))
-        ctx.save_for_backward(a, b)
+    def forward(a: Any, b: Any) -> Any:
         return _promote(xp(a, b).minimum(a, b), a, b)
+
+    setup_context = staticmethod(_save_both)
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
@@ -485,3 +518,36 @@ class ToCopy(Function):
     def backward(ctx: Context, grad: Any) -> tuple:
         dtype, device = ctx.source
         return grad.to(dtype=dtype, device=device), None, None  # back where it came from
+
+
+register(
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Sign,
+    Abs,
+    Tanh,
+    TanhBackward,
+    Sigmoid,
+    Relu,
+    Maximum,
+    Minimum,
+    Where,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LogicalAnd,
+    LogicalOr,
+    LogicalNot,
+    Clone,
+    ToCopy,
+)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backend import array_module_of as xp
 from ..function import Context, Function
+from .registry import register
 
 
 class ForeachFunction(Function):
@@ -198,3 +199,19 @@ _foreach_sqrt = _public(ForeachSqrt)
 _foreach_add = _public(ForeachAdd)
 _foreach_neg = _public(ForeachNeg)
 _foreach_clone = _public(ForeachClone)
+
+
+register(
+    ForeachAdd_,
+    ForeachMul_,
+    ForeachLerp_,
+    ForeachAddcmul_,
+    ForeachAddcdiv_,
+    ForeachMaximum_,
+    ForeachCopy_,
+    ForeachZero_,
+    ForeachSqrt,
+    ForeachAdd,
+    ForeachNeg,
+    ForeachClone,
+)

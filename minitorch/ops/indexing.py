@@ -14,6 +14,7 @@ from ..backend import array_module_of as xp
 from ..function import Context, Function
 from .elementwise import unbroadcast
 from .inplace import InplaceFunction
+from .registry import register
 
 
 class Index(Function):
@@ -147,3 +148,14 @@ def copy_(t: Any, src: Any) -> Any:
 def _check_value(value: Any, op: str) -> None:
     if isinstance(value, (str, bytes, dict, set)) or value is None:
         raise TypeError(f"{op}: can't write a {type(value).__name__} into a tensor")
+
+
+register(
+    IndexPut_,
+    SetItem,
+    Copy_,
+    ScatterAdd,
+    IndexPut,
+)
+
+register(Index, name="index")  # (its name in messages is getitem)

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from ..backend import array_module_of
 from ..dtypes import is_floating
 from ..function import Context, Function
+from .registry import register
 
 
 class InplaceFunction(Function):
@@ -89,6 +90,7 @@ def inplace_of(op: type[Function], ufunc: str = "") -> type[InplaceFunction]:
             },
         )
         _VARIANTS[op] = variant
+        register(variant)
     return variant
 
 
@@ -102,3 +104,8 @@ class Set_(Function):  # noqa: N801 - PyTorch's name
     name = "set_"
     kind = "set"
     differentiable = False
+
+
+register(
+    Set_,
+)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..backend import array_module_of as xp
 from ..function import Context, Function
+from .registry import register
 
 
 class Cat(Function):
@@ -39,3 +40,9 @@ class Stack(Function):
         return tuple(
             grad[before + (i,)] if need else None for i, need in enumerate(ctx.needs_input_grad)
         )
+
+
+register(
+    Cat,
+    Stack,
+)

@@ -11,6 +11,7 @@ from ..dtypes import is_floating
 from ..function import Context, Function
 from ..shape import broadcast_shapes
 from .elementwise import unbroadcast
+from .registry import register
 
 
 def matmul_arrays(a: Any, b: Any) -> Any:
@@ -88,3 +89,8 @@ class MatMul(Function):
             if len(sb) == 1:
                 grad_b = grad_b.squeeze(-1)
         return grad_a, grad_b
+
+
+register(
+    MatMul,
+)

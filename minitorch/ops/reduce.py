@@ -15,6 +15,7 @@ from ..dtypes import get_default_dtype, is_floating
 from ..function import Context, Function
 from ..shape import numel
 from .elementwise import Where
+from .registry import register
 
 
 def _expand_back(grad: Any, shape: tuple, dim: tuple | int | None, keepdim: bool) -> Any:
@@ -145,3 +146,15 @@ class Any_(Function):
     @staticmethod
     def forward(ctx: Context, a: Any) -> Any:
         return xp(a).asarray(a.any())
+
+
+register(
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Argmax,
+    Argmin,
+    All,
+    Any_,
+)

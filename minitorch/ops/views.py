@@ -14,6 +14,7 @@ from ..backend import array_module
 from ..function import Context, Layout, ViewFunction
 from ..shape import infer_size, normalize_dim, numel, view_strides
 from .elementwise import unbroadcast
+from .registry import register
 
 
 class View(ViewFunction):
@@ -239,3 +240,14 @@ def _positions(layout: Layout, device: Any) -> Any:
         axis[k] = n
         pos = pos + (xp.arange(n, dtype=xp.int64) * s).reshape(axis)
     return pos.reshape(-1)
+
+
+register(
+    View,
+    Permute,
+    Expand,
+    Squeeze,
+    Unsqueeze,
+    AsStrided,
+    Slice,
+)

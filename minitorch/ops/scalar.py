@@ -1,0 +1,101 @@
+"""An elementwise op's maths, written once: its *scalar formula*.
+
+Each elementwise op declares ``scalar``, a formula for one element in a small language
+that every engine understands: Python expressions over the operands ``{0}``, ``{1}``,
+float literals, ``+ - * /``, unary minus, and the functions ``exp log sqrt tanh fabs erf
+power min max``. For example ``Sigmoid.scalar`` is
+``"exp(min({0}, 0.0)) / (1.0 + exp(-fabs({0})))"``, overflow-free for any input.
+
+The engines derive their code from it:
+
+- chapter 07's CUDA fuser pastes it into a kernel (the kernel language *is* this language,
+  with ``min``/``max`` of scalars and CUDA's math functions);
+- on arrays (``array_function``) every name becomes an array function of numpy or cupy
+  (``min`` is ``minimum``, ``fabs`` is ``abs``): the eager forward of a compound op, the
+  reference the kernels are tested against;
+- chapter 05's numpy fuser (``array_call``) writes the same translation with the result
+  going into a preallocated buffer (``out=``).
+
+Only ``erf`` needs code of its own on arrays (numpy has none): ``erf_array`` below.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+from typing import Any
+
+#: The formula's functions and operators, as array functions (numpy's names).
+ARRAY_FUNCTIONS = {
+    "exp": "exp",
+    "log": "log",
+    "sqrt": "sqrt",
+    "tanh": "tanh",
+    "fabs": "abs",
+    "power": "power",
+    "min": "minimum",
+    "max": "maximum",
+}
+_OPERATORS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide"}
+
+
+def erf_array(m: Any, x: Any, out: Any = None) -> Any:
+    """The error function on an array of module ``m`` (Abramowitz & Stegun 7.1.26,
+    |error| < 1.5e-7): numpy and cupy have no erf of their own."""
+    sign = m.sign(x)
+    a = m.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    result = (sign * (1.0 - poly * m.exp(-a * a))).astype(x.dtype, copy=False)
+    if out is None:
+        return result
+    m.copyto(out, result)
+    return out
+
+
+def arity(formula: str) -> int:
+    """How many operands a formula reads (``{0}`` only: 1; ``{1}`` too: 2)."""
+    return 2 if "{1}" in formula else 1
+
+
+def _translate(node: ast.AST, module: str, out: str | None) -> str:
+    """Array code for one formula node; ``out`` (if given) receives the outermost result."""
+    tail = f", out={out}" if out else ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return repr(float(node.value)) if not out else f"{module}.copyto({out}, {node.value!r})"
+    if isinstance(node, ast.Name):
+        return node.id if not out else f"{module}.positive({node.id}{tail})"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return f"{module}.negative({_translate(node.operand, module, None)}{tail})"
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left = _translate(node.left, module, None)
+        right = _translate(node.right, module, None)
+        return f"{module}.{_OPERATORS[type(node.op)]}({left}, {right}{tail})"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        args = ", ".join(_translate(a, module, None) for a in node.args)
+        if node.func.id == "erf":
+            return f"_erf({module}, {args}{tail})"
+        if node.func.id in ARRAY_FUNCTIONS:
+            return f"{module}.{ARRAY_FUNCTIONS[node.func.id]}({args}{tail})"
+    raise ValueError(f"scalar formula: {ast.unparse(node)!r} is not in the formula language")
+
+
+def array_call(formula: str, operands: list[str], module: str = "np", out: str = "") -> str:
+    """One line of array code computing ``formula`` on the named ``operands`` (arrays or
+    number literals), writing into ``out`` when it is given: ``np.exp(x0, out=s0)``."""
+    tree = ast.parse(formula.format(*operands), mode="eval").body
+    return _translate(tree, module, out or None)
+
+
+@functools.cache
+def array_function(formula: str) -> Callable[..., Any]:
+    """``f(m, *arrays)``: the formula on arrays of module ``m`` (numpy or cupy)."""
+    names = [f"x{i}" for i in range(arity(formula))]
+    source = f"def scalar_formula(m, {', '.join(names)}):\n"
+    source += f"    return {array_call(formula, names, 'm')}\n"
+    namespace: dict = {"_erf": erf_array}
+    exec(compile(source, f"<scalar formula {formula}>", "exec"), namespace)
+    return namespace["scalar_formula"]
