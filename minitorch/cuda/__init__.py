@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import backend as _backend
 from ..device import as_device
-from . import jit
+from . import gpu, jit
 from .errors import (
     BarrierDivergenceError,
     GlobalMemoryRaceError,
@@ -26,6 +26,8 @@ from .errors import (
     UninitializedReadError,
     WarpDivergenceError,
 )
+
+jit.gpu_launcher = gpu.launch  # kernels launched on cupy arrays run on the GPU
 
 
 def is_available() -> bool:

@@ -6,7 +6,8 @@ language; before compiling, each is swapped for cupy's own object (and ``math``/
 ``exp`` for cupy's ufuncs), in a copy of the function with the same code. Nothing else
 changes: the GPU compiles the very function the simulator runs.
 
-Only imported on a machine where cupy arrays exist (so cupy is installed).
+cupy itself is imported only when a kernel is launched on cupy arrays (so on a machine with a
+GPU); ``minitorch.cuda`` hands ``launch`` to the kernel language when it is imported.
 """
 
 from __future__ import annotations

@@ -245,6 +245,11 @@ int32, int64, uint32 = ScalarType("int32"), ScalarType("int64"), ScalarType("uin
 
 
 # -- kernels -------------------------------------------------------------------------------------
+#: Runs a kernel on cupy arrays: ``minitorch.cuda.gpu.launch``, set when ``minitorch.cuda``
+#: is imported (the language itself knows nothing of cupy).
+gpu_launcher: Any = None
+
+
 class RawKernel:
     """A kernel: ``kernel[grid, block](*args)`` runs it in the simulator on numpy arrays,
     or on the GPU through ``cupyx.jit`` on cupy arrays. ``.stats`` is the last simulated
@@ -276,9 +281,9 @@ class RawKernel:
         if self.device:
             raise TypeError(f"`{self.__name__}` is a device function: call it from a kernel")
         if any(hasattr(a, "__cuda_array_interface__") for a in args):
-            from . import gpu  # only with cupy arrays, i.e. on a machine with a GPU
-
-            gpu.launch(self, grid, block, args)
+            if gpu_launcher is None:
+                raise RuntimeError(f"{self.__name__}: no GPU launcher (minitorch.cuda.gpu)")
+            gpu_launcher(self, grid, block, args)  # cupy arrays: compiled and run on the GPU
             return
         if not self._checked:
             check_language(self.func)

@@ -7,7 +7,7 @@ from .fusion import ElementwiseOp, FusedKernel, fuse_elementwise, group_elementw
 from .interpreter import InterpreterError, run_graph
 from .ir import Block, Graph, Node, Value
 from .lint import GraphLintError, lint
-from .module import ScriptModule
+from .module import ScriptModule, load
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -15,5 +15,5 @@ from .passes import (
     optimize,
 )
 from .script import ScriptError, script
-from .serialize import JitLoadError, load
+from .serialize import JitLoadError
 from .tracer import TracerWarning, TracingCheckError, trace

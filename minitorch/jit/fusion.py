@@ -37,9 +37,8 @@ from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .interpreter import _reads
-from .ir import Graph, Node, Value
+from .ir import Graph, Node, Value, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure
-from .passes import mutated_values
 
 Ref = tuple  # ("input", i) or ("op", j)
 
@@ -74,6 +73,10 @@ class FusedKernel:
     dtype: str
     _compiled: Any = field(default=None, repr=False)
     _scratch: Any = field(default_factory=threading.local, repr=False)
+
+    def __call__(self, *args: Any) -> Any:
+        """Run as a graph node (the interpreter calls a ``fused`` node's target)."""
+        return FusedElementwise.apply(*args, kernel=self)
 
     def summary(self) -> str:
         return ", ".join(op.op for op in self.ops)
@@ -187,7 +190,7 @@ class FusedElementwise(Function):
 
 
 def run_fused(kernel: FusedKernel, args: tuple) -> Any:
-    return FusedElementwise.apply(*args, kernel=kernel)
+    return kernel(*args)
 
 
 # --- the pass -----------------------------------------------------------------------------

@@ -109,11 +109,7 @@ def run_node(node: Node, env: dict[Value, Any], attrs: Mapping[str, Any]) -> Any
             return _run_if(node, args[0], env, attrs)
         if op == "Loop":
             return _run_loop(node, args, env, attrs)
-        if op == "fused":
-            from .fusion import run_fused
-
-            return run_fused(node.target, args)
-        target = node.target
+        target = node.target  # (a fused node's is its FusedKernel, which is callable)
         if isinstance(target, type):  # a Function
             return target.apply(*args, **kwargs)
         return target(*args, **kwargs)

@@ -14,7 +14,8 @@ Printing a graph gives TorchScript's ``.graph`` form::
       %1 : float32[4, 16] = linear(%x, %fc.weight, %fc.bias)
       return (%1)
 
-and ``graph.code`` a Python-like form. ``lint(graph)`` checks that a graph is well formed.
+and ``codegen.python_code(graph)`` (a ScriptModule's ``.code``) a Python-like form.
+``lint(graph)`` checks that a graph is well formed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import dtype as _dtype
+from .ops import is_pure as _is_pure
 
 
 class Value:
@@ -244,13 +246,6 @@ class Graph(Block):
     def __repr__(self) -> str:
         return str(self)
 
-    @property
-    def code(self) -> str:
-        """The graph as Python-like source (TorchScript's ``.code``)."""
-        from .codegen import python_code
-
-        return python_code(self)
-
 
 # --- helpers ---------------------------------------------------------------------------
 def describe(x: Any) -> dict:
@@ -343,3 +338,13 @@ def format_node(node: Node, indent: str) -> str:
         rets = ", ".join(f"%{v.name}" for v in block.outputs)
         text += f"{indent}    -> ({rets})\n"
     return text
+
+
+def mutated_values(graph: Graph) -> set[Value]:
+    """Values that an in-place node writes to (and the values those nodes produce)."""
+    out: set[Value] = set()
+    for node in graph.walk():
+        if not _is_pure(node) and node.args and isinstance(node.args[0], Value):
+            out.add(node.args[0])
+            out.update(node.outputs)
+    return out

@@ -13,8 +13,10 @@ from typing import Any
 
 from ..nn import Module, Parameter
 from ..tensor import Tensor
+from .codegen import python_code
 from .interpreter import run_graph
 from .ir import Graph
+from .serialize import read, save
 
 
 class ScriptModule(Module):
@@ -51,7 +53,7 @@ class ScriptModule(Module):
 
     @property
     def code(self) -> str:
-        return self._graph.code
+        return python_code(self._graph)
 
     def attr_values(self) -> dict[str, Tensor]:
         """What ``get_attr`` nodes read: every parameter and buffer by dotted name."""
@@ -75,9 +77,13 @@ class ScriptModule(Module):
 
     def save(self, path: Any) -> None:
         """Write the graph and its tensors to ``path`` (no pickle; see ``jit.load``)."""
-        from .serialize import save
-
         save(self, path)
 
     def extra_repr(self) -> str:
         return f"name={self._name!r}, nodes={len(self._graph.nodes)}"
+
+
+def load(path: Any, map_location: Any = None) -> ScriptModule:
+    """Load a ScriptModule saved with ``ScriptModule.save``; no Python class is needed."""
+    graph, tensors, name = read(path, map_location)
+    return ScriptModule(graph, tensors, name=name)

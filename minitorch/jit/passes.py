@@ -15,8 +15,17 @@ from typing import Any
 
 from ..autograd import no_grad
 from ..tensor import Tensor
+from .fusion import fuse_elementwise
 from .interpreter import run_node
-from .ir import Block, Graph, Node, Value, _map_values
+from .ir import (
+    Block,
+    Graph,
+    Node,
+    Value,
+    _map_values,
+    mutated_values,  # noqa: F401 - re-exported: passes use it
+)
+from .module import ScriptModule
 from .ops import is_pure
 
 # --- dead code elimination ----------------------------------------------------------------
@@ -94,16 +103,6 @@ def _fold_block(block: Block, known: dict[Value, Any], mutated: set[Value]) -> N
     block.nodes = new_nodes
 
 
-def mutated_values(graph: Graph) -> set[Value]:
-    """Values that an in-place node writes to (and the values those nodes produce)."""
-    out: set[Value] = set()
-    for node in graph.walk():
-        if not is_pure(node) and node.args and isinstance(node.args[0], Value):
-            out.add(node.args[0])
-            out.update(node.outputs)
-    return out
-
-
 # --- common subexpression elimination -----------------------------------------------------
 
 
@@ -166,9 +165,6 @@ def optimize(graph: Any, fuse: bool = True) -> Any:
     """Fold constants, remove common subexpressions and dead code, then fuse elementwise
     chains. Takes a Graph (returns a Graph) or a ScriptModule (returns a ScriptModule on
     the same parameters)."""
-    from .fusion import fuse_elementwise
-    from .module import ScriptModule
-
     if isinstance(graph, ScriptModule):
         return graph.with_graph(optimize(graph.graph, fuse))
     g = fold_constants(graph)

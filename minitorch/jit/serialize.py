@@ -131,10 +131,9 @@ def _encode_kernel(k: FusedKernel) -> dict:
 
 
 # --- load -------------------------------------------------------------------------------
-def load(path: Any, map_location: Any = None) -> Any:
-    """Load a ScriptModule saved with ``ScriptModule.save``; no Python class is needed."""
-    from .module import ScriptModule
-
+def read(path: Any, map_location: Any = None) -> tuple[Graph, dict, str]:
+    """What ``ScriptModule.save`` wrote: the graph (checked), its tensors by name, and the
+    module's name (``jit.load`` makes a ScriptModule of them; no Python class is needed)."""
     obj = serialization.load(path, map_location=map_location)
     name = str(path) if isinstance(path, (str, os.PathLike)) else "<file object>"
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
@@ -160,7 +159,7 @@ def load(path: Any, map_location: Any = None) -> Any:
         raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
     _check_attrs(graph, attrs, name)
     tensors = {k: Parameter(t) if k in params else t for k, t in attrs.items()}
-    return ScriptModule(graph, tensors, name=str(obj.get("name", "forward")))
+    return graph, tensors, str(obj.get("name", "forward"))
 
 
 def _check_attrs(graph: Graph, attrs: dict, name: str) -> None:

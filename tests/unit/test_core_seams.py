@@ -496,3 +496,33 @@ def test_every_engine_computes_an_elementwise_op_from_its_one_formula(name):
     kernel_code = cuda_fusion.fused_lines([(name, *(f"x{i}" for i in range(n)))])
     assert kernel_code == ["t0 = " + op.scalar.format(*(f"x{i}" for i in range(n)))]
     assert name in jit_fusion.ELEMENTWISE
+
+
+def _relative_imports(path):
+    """The sibling modules a module imports, at its top or inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.add(node.module.split(".")[0])
+            else:
+                found.update(a.name for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize("package", ["jit", "cuda"])
+def test_no_import_circle_inside_jit_or_cuda(package):
+    # catches: the old circles (interpreter <-> fusion <-> passes <-> module <-> serialize,
+    # cuda/jit <-> cuda/gpu), hidden in function-level imports too
+    folder = PACKAGE / package
+    graph = {p.stem: _relative_imports(p) for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {k: {d for d in v if d in graph} for k, v in graph.items()}
+
+    def reaches(start, goal, seen):
+        for dep in graph[start]:
+            if dep == goal or (dep not in seen and reaches(dep, goal, seen | {dep})):
+                return True
+        return False
+
+    circles = sorted(m for m in graph if reaches(m, m, {m}))
+    assert circles == [], f"modules of {package}/ on an import circle: {circles}"
