@@ -17,9 +17,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The course: minitorch, JupyterLab, and the test tools the notebooks' check() cells use.
+# The course: minitorch with its course extra (JupyterLab, pictures, the simulator, data),
+# and the test tools the notebooks' check() cells use.
 $(COURSE): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[course,test]"
 	@rm -f $(VENV)/.course-*
 	@touch $@
 
@@ -27,7 +28,7 @@ $(COURSE): pyproject.toml | $(BIN)/python
 # mpi4py + MPICH for chapter 06's MPI backend, and onnx + onnxruntime for chapter 05's
 # ONNX export (their tests skip where they are missing).
 $(TESTS): $(COURSE)
-	$(BIN)/python -m pip install --quiet -e ".[test,reference,mpi,onnx]"
+	$(BIN)/python -m pip install --quiet -e ".[course,test,reference,mpi,onnx]"
 	@rm -f $(VENV)/.tests-*
 	@touch $@
 
@@ -46,17 +47,17 @@ test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, g
 	$(BIN)/python -m pytest
 
 exercises: $(COURSE)  ## regenerate exercises/ from solutions/
-	$(BIN)/python -m minitorch.generate
+	$(BIN)/python -m minitorch.course.generate
 
-# Executed notebooks get the metadata JupyterLab writes (minitorch.notebook), so that
+# Executed notebooks get the metadata JupyterLab writes (minitorch.course.notebook), so that
 # opening a committed notebook in the lab changes nothing.
 notebooks: $(COURSE)  ## re-execute lessons and solutions in place, then regenerate exercises/
 	@for nb in chapters/*.ipynb solutions/*.ipynb; do \
 		echo "executing $$nb"; \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace --log-level=WARN "$$nb" || exit 1; \
 	done
-	$(BIN)/python -m minitorch.notebook chapters/*.ipynb solutions/*.ipynb
-	$(BIN)/python -m minitorch.generate
+	$(BIN)/python -m minitorch.course.notebook chapters/*.ipynb solutions/*.ipynb
+	$(BIN)/python -m minitorch.course.generate
 
 lint: $(COURSE)
 	$(BIN)/ruff check $(PATHS)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from minitorch.manifest import ROOT
+from minitorch.course.manifest import ROOT
 
 
 def free_port() -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from lab_server import running_lab
 
-from minitorch.manifest import CHAPTERS, ROOT
+from minitorch.course.manifest import CHAPTERS, ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -201,7 +201,7 @@ def test_opening_a_notebook_changes_nothing(page, course):
         if (course / path).read_bytes() != _committed(path):
             changed.append(f"{path}: saving it in JupyterLab changes the file")
         page.evaluate("path => course.close(path)", path)
-    assert not changed, "\n".join(changed) + "\nrun `make notebooks` (minitorch.notebook)"
+    assert not changed, "\n".join(changed) + "\nrun `make notebooks` (minitorch.course.notebook)"
 
 
 @pytest.mark.parametrize("path", LESSONS)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from minitorch import manifest
-from minitorch.generate import exercise_text, leaked_lines
-from minitorch.grading import grade
-from minitorch.grading.audit import exercise_problems, id_problems, solution_problems
+from minitorch.course import manifest
+from minitorch.course.generate import exercise_text, leaked_lines
+from minitorch.course.grading import grade
+from minitorch.course.grading.audit import exercise_problems, id_problems, solution_problems
 
 CHAPTERS = [pytest.param(ch, id=ch.stem) for ch in manifest.CHAPTERS]
 

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from lab_server import running_lab
 
-from minitorch.manifest import CHAPTERS, ROOT
+from minitorch.course.manifest import CHAPTERS, ROOT
 
 FIRST_LESSON = "chapters/01_tensors.ipynb"
 

@@ -3,7 +3,7 @@
 JupyterLab records the kernelspec and the kernel's ``language_info`` when it opens a
 notebook; if the committed file says otherwise the notebook is marked modified and
 autosave rewrites it. ``make notebooks`` and the exercise generator normalize with
-``minitorch.notebook.normalize_metadata``; this checks that nothing committed escaped it.
+``minitorch.course.notebook.normalize_metadata``; this checks that nothing committed escaped it.
 tests/test_browser.py checks the same thing in a real JupyterLab.
 """
 
@@ -14,8 +14,8 @@ import copy
 import nbformat
 import pytest
 
-from minitorch.manifest import ROOT
-from minitorch.notebook import (
+from minitorch.course.manifest import ROOT
+from minitorch.course.notebook import (
     KERNELSPEC,
     installed_language_info,
     normalize_file,
@@ -28,7 +28,7 @@ NOTEBOOKS = sorted(
     for folder in ("chapters", "solutions", "exercises")
     for path in ROOT.glob(f"{folder}/*.ipynb")
 )
-FIX = "run `make notebooks` (or `python -m minitorch.notebook NOTEBOOK...`)"
+FIX = "run `make notebooks` (or `python -m minitorch.course.notebook NOTEBOOK...`)"
 
 
 def _read(path) -> nbformat.NotebookNode:

@@ -4,7 +4,6 @@
 - ``engine``: ``backward`` and ``grad`` walk the recorded graph in dependency order.
 - ``anomaly``: ``detect_anomaly`` points a NaN in backward at the forward line behind it.
 - ``gradcheck``: compares analytic gradients with finite differences.
-- ``graph_figure``: ``draw_graph`` pictures a tensor's backward graph.
 
 - ``graph``: the layer of ``Function.apply`` that records the graph (nodes, saved tensors).
 
@@ -18,7 +17,6 @@ from .engine import backward, grad, queue_callback
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
-from .graph_figure import draw_graph, graph_layout
 
 __all__ = [
     "AccumulateGrad",
@@ -28,12 +26,10 @@ __all__ = [
     "Node",
     "backward",
     "detect_anomaly",
-    "draw_graph",
     "enable_grad",
     "grad",
     "gradcheck",
     "gradgradcheck",
-    "graph_layout",
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",

@@ -34,7 +34,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from greenlet import greenlet
 
 from .errors import (
     BarrierDivergenceError,
@@ -58,6 +57,25 @@ WARP_SIZE = 32
 MAX_SIMULATED_THREADS = 1 << 20
 
 _NOBODY, _MANY, _ATOMIC = -1, -2, -3
+
+
+_GREENLET: Any = None
+
+
+def _greenlet() -> Any:
+    """The greenlet class (imported on the first launch: ``import minitorch`` needs no
+    greenlet, and nor does anything but the simulator)."""
+    global _GREENLET
+    if _GREENLET is None:
+        try:
+            from greenlet import greenlet
+        except ImportError:
+            raise ImportError(
+                "the kernel simulator runs each GPU thread as a greenlet: pip install greenlet "
+                '(pip install -e ".[course]" installs it with the rest of the course)'
+            ) from None
+        _GREENLET = greenlet
+    return _GREENLET
 
 
 class _ThreadState:
@@ -455,7 +473,7 @@ def syncthreads() -> None:
     if state.launch is None:
         raise RuntimeError("syncthreads() can only be called inside a kernel")
     caller = sys._getframe(1)
-    greenlet.getcurrent().parent.switch((caller.f_code.co_name, caller.f_lineno))
+    _greenlet().getcurrent().parent.switch((caller.f_code.co_name, caller.f_lineno))
 
 
 def atomic_add(array: Any, index: Any, value: Any) -> Any:
@@ -497,7 +515,7 @@ def _shuffle(kind: str, mask: Any, value: Any, arg: Any, width: Any) -> Any:
     caller = sys._getframe(2)
     site = (caller.f_code.co_name, caller.f_lineno)
     call = _ShuffleCall(kind, mask, value, _index(arg, name), width, site)
-    return greenlet.getcurrent().parent.switch(call)
+    return _greenlet().getcurrent().parent.switch(call)
 
 
 def shfl_down_sync(mask: int, value: Any, delta: int, *, width: int = 32) -> Any:
@@ -615,7 +633,8 @@ def recording() -> Iterator[list[LaunchStats]]:
 
 def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid: int) -> None:
     launch.begin_block()
-    threads = [greenlet(func) for _ in coords]
+    make_thread = _greenlet()
+    threads = [make_thread(func) for _ in coords]
     live = list(range(len(coords)))
     epoch = 0
     s = state

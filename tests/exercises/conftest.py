@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from minitorch import manifest
-from minitorch.grading import LocalRunner, Namespace, load_notebook
+from minitorch.course import manifest
+from minitorch.course.grading import LocalRunner, Namespace, load_notebook
 
 _loaded: dict[Path, Namespace] = {}
 

@@ -39,13 +39,13 @@ from typing import Any
 
 import pytest
 
-from minitorch import manifest
-from minitorch.grading import LocalRunner, Namespace
-from minitorch.grading.delegation import is_delegation
-from minitorch.grading.notebook import code_cells, load_cells
-from minitorch.grading.registry import ExerciseTests, collect
-from minitorch.grading.results import PASSED
-from minitorch.grading.runner import run_exercise, run_test
+from minitorch.course import manifest
+from minitorch.course.grading import LocalRunner, Namespace
+from minitorch.course.grading.delegation import is_delegation
+from minitorch.course.grading.notebook import code_cells, load_cells
+from minitorch.course.grading.registry import ExerciseTests, collect
+from minitorch.course.grading.results import PASSED
+from minitorch.course.grading.runner import run_exercise, run_test
 
 #: Seconds one mutant's exercise may run (a mutant with an endless loop fails, not hangs).
 MUTANT_TIMEOUT = 60.0

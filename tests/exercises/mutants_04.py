@@ -828,7 +828,7 @@ TRAIN_AMP = {
         return losses
     """,
     "delegates_to_minitorch": """
-        from minitorch.amp import digits
+        from minitorch.course import digits
 
         run = digits.train("fp16", epochs=1)
         return run.losses[: len(batches)]

@@ -14,7 +14,7 @@ import numpy as np
 
 import minitorch
 from minitorch import Tensor, ops, shape
-from minitorch.grading import exercise, forbid, forbidding, probe, tensor_data
+from minitorch.course.grading import exercise, forbid, forbidding, probe, tensor_data
 
 
 def _same(got, expected, call: str) -> None:

@@ -18,14 +18,14 @@ import numpy as np
 import minitorch
 from minitorch import Function, Tensor
 from minitorch.autograd import Node, engine
-from minitorch.autograd import graph_figure as _figure
-from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe, tensor_data
+from minitorch.course import viz_graph as _figure
+from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe, tensor_data
 from minitorch.ops import elementwise, linalg, reduce, views
 
 F64 = minitorch.float64
 _checks = importlib.import_module("minitorch.autograd.gradcheck")
 
-# What each exercise may not hand its piece to (see minitorch.grading.delegation).
+# What each exercise may not hand its piece to (see minitorch.course.grading.delegation).
 _NO_RECURSION = Forbidden(
     sys.setrecursionlimit, "sys.setrecursionlimit (walk the graph with a loop, not recursion)"
 )

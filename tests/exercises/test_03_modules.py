@@ -5,7 +5,7 @@ optimizers and data) and return what came out as plain data: names, numbers, arr
 The *judges* (``@exercise``) rebuild the same setting here in the grader with
 minitorch's own version, which matches PyTorch, and compare. While the learner's code
 runs, a call from it to the package's version of the same piece fails the exercise
-(see :mod:`minitorch.grading.delegation`).
+(see :mod:`minitorch.course.grading.delegation`).
 """
 
 import contextlib
@@ -17,17 +17,17 @@ import numpy as np
 import minitorch
 import minitorch.nn.functional as F
 from minitorch import nn, optim
+from minitorch.course.grading import Delegated, exercise, forbid, forbidding, probe
+from minitorch.course.grading.delegation import message
 from minitorch.data import Dataset, load_digits
 from minitorch.function import register_apply_hook
-from minitorch.grading import Delegated, exercise, forbid, forbidding, probe
-from minitorch.grading.delegation import message
 
 
 # --- helpers -------------------------------------------------------------------------------
 def _blocked(nb, what, *targets):
     """While the learner's code runs, a call from it to the package's own ``what`` (any of
     ``targets``, ``(owner, attribute)`` pairs) fails the probe with "your answer used
-    minitorch's own ...: write it yourself" (see :mod:`minitorch.grading.delegation`)."""
+    minitorch's own ...: write it yourself" (see :mod:`minitorch.course.grading.delegation`)."""
     return forbidding(forbid(*targets), nb)
 
 

@@ -4,7 +4,7 @@ Each judge (``@exercise``) draws its inputs, runs the learner's piece through a 
 compares with minitorch's own implementation (``minitorch.amp``) here, in the grader's
 process. Each exercise declares what it forbids: minitorch's own version of the piece
 (and torch, always); an answer whose code calls it gets no points for the exercise (see
-:mod:`minitorch.grading.delegation`).
+:mod:`minitorch.course.grading.delegation`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 
 import minitorch as mt
 from minitorch import amp, nn
-from minitorch.amp import autocast_mode, digits, grad_scaler
-from minitorch.grading import Forbidden, exercise, forbid, probe
+from minitorch.amp import autocast_mode, grad_scaler
+from minitorch.course import digits
+from minitorch.course.grading import Forbidden, exercise, forbid, probe
 
 # --- what each exercise forbids (torch is always forbidden) -----------------------------------
 # Methods rather than whole classes: a notebook may import GradScaler or autocast (04.6 uses
@@ -45,7 +46,9 @@ AUTOCAST_POLICY = forbid(
 # the probe hands LossScaler reference unscale_ and update_scale: only the scaler is forbidden
 LOSS_SCALER = forbid(*_SCALER)
 # the learner is given a GradScaler and autocast; minitorch's own training loop is forbidden
-TRAIN_AMP = forbid(Forbidden(digits.train, "minitorch's own AMP training loop (amp.digits.train)"))
+TRAIN_AMP = forbid(
+    Forbidden(digits.train, "minitorch's own AMP training loop (course.digits.train)")
+)
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import numpy as np
 
 import minitorch as mt
 from minitorch import jit, nn
+from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.function import Function, register_apply_hook
-from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.jit import fusion, interpreter, passes
 from minitorch.jit.compile import grad_mode_guard, tensor_guards, value_guard
 from minitorch.jit.ir import Node, format_arg
@@ -26,7 +26,7 @@ from minitorch.jit.tracer import Tracer, input_names, record
 
 def refusing(nb, *functions):
     """While the learner's code runs, a call from it to one of minitorch's own
-    ``functions`` fails the exercise (see :mod:`minitorch.grading.delegation`)."""
+    ``functions`` fails the exercise (see :mod:`minitorch.course.grading.delegation`)."""
     return forbidding(forbid(*functions), nb)
 
 

@@ -8,7 +8,7 @@ what each rank sent (the ring's traffic tells the ring from a naive exchange). T
 *judges* draw the inputs and compare with the reference in the grader's process. Each
 exercise declares what it forbids: minitorch's own version of the piece (and torch,
 always); an answer whose code calls it gets no points for the exercise (see
-:mod:`minitorch.grading.delegation`).
+:mod:`minitorch.course.grading.delegation`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import minitorch
 import minitorch.distributed as dist
 import minitorch.nn.functional as F
 from minitorch import nn, optim
+from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.distributed import buckets, group, ring, sampler
 from minitorch.distributed.ddp import DistributedDataParallel as DDP
-from minitorch.grading import Forbidden, exercise, forbid, forbidding, probe
 
 # --- what each exercise forbids (torch is always forbidden) -----------------------------------
 # Methods rather than DistributedDataParallel or DistributedSampler whole: a notebook may

@@ -16,9 +16,9 @@ import re
 
 import numpy as np
 
+from minitorch.course.grading import exercise, forbid, forbidding, probe
+from minitorch.course.grading.delegation import Delegated, is_library, message
 from minitorch.cuda import fusion
-from minitorch.grading import exercise, forbid, forbidding, probe
-from minitorch.grading.delegation import Delegated, is_library, message
 
 
 def _launch(kernel, grid, block, *args):

@@ -6,8 +6,8 @@ import pytest
 from mutants import alternative_tests, grade, mutant_tests, solution
 from mutants_07 import CORRECT, MUTANTS
 
-from minitorch.grading import Namespace
-from minitorch.grading.delegation import is_delegation
+from minitorch.course.grading import Namespace
+from minitorch.course.grading.delegation import is_delegation
 
 # a kernel that calls numpy is refused by the kernel language itself (KernelLanguageError)
 test_every_mutant_loses_points, test_the_solution_keeps_full_marks = mutant_tests(

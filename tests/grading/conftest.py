@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from grading_fixtures import CELL_TIMEOUT, TIMEOUT, FixtureChapter, build_notebook, fixture_chapter
 
-from minitorch.grading import grade
-from minitorch.grading.report import GradeReport
+from minitorch.course.grading import grade
+from minitorch.course.grading.report import GradeReport
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Each probe runs the learner's function in the learner's process; each judge decides here.
 """
 
-from minitorch.grading import exercise, probe
+from minitorch.course.grading import exercise, probe
 
 
 @probe

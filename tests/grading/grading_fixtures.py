@@ -16,7 +16,7 @@ from typing import Any
 
 import nbformat
 
-from minitorch import manifest
+from minitorch.course import manifest
 
 FIXTURE_TESTS = Path(__file__).with_name("fixture_exercises.py")
 
@@ -108,7 +108,7 @@ def solution_cells() -> list[Any]:
     greet = '### BEGIN SOLUTION\ndef greet(name):\n    return f"hello {name}"\n### END SOLUTION'
     return [
         markdown("# Fixture exercises"),
-        "from minitorch.grading import check",
+        "from minitorch.course.grading import check",
         add,
         "check('99.1')",
         mul,

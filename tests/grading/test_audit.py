@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from grading_fixtures import FIXTURE_TESTS, build_notebook, fixture_chapter, solution_cells
 
-from minitorch.generate import exercise_text
-from minitorch.grading import grade
-from minitorch.grading.audit import exercise_problems, id_problems, solution_problems
+from minitorch.course.generate import exercise_text
+from minitorch.course.grading import grade
+from minitorch.course.grading.audit import exercise_problems, id_problems, solution_problems
 
 TOOTHLESS = """\
-from minitorch.grading import exercise, probe
+from minitorch.course.grading import exercise, probe
 
 
 @probe
@@ -71,7 +71,7 @@ def test_a_failing_solution_is_caught(chapter, make_notebook):
 def test_ids_must_match_the_manifest(chapter, tmp_path: Path):
     module = tmp_path / "test_ids.py"
     module.write_text(
-        "from minitorch.grading import exercise\n\n"
+        "from minitorch.course.grading import exercise\n\n"
         "@exercise('99.1')\ndef test_add(run):\n    pass\n\n"
         "@exercise('99.7')\ndef test_stray(run):\n    pass\n\n"
         "def test_undecorated(run):\n    pass\n"

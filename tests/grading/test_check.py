@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from grading_fixtures import fixture_chapter
 
-from minitorch import manifest
-from minitorch.grading import CheckResult
+from minitorch.course import manifest
+from minitorch.course.grading import CheckResult
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +19,9 @@ def run_in_kernel(code: str) -> CheckResult:
     """Run ``code`` as notebook cells would (module globals), then ``check`` from there."""
     namespace: dict = {"__name__": "__main__"}
     exec(compile(code, "<kernel cell>", "exec"), namespace)
-    exec("from minitorch.grading import check\nresult = check('99.2', timeout=0.3)", namespace)
+    exec(
+        "from minitorch.course.grading import check\nresult = check('99.2', timeout=0.3)", namespace
+    )
     return namespace["result"]
 
 
@@ -85,7 +87,7 @@ def test_the_output_is_deterministic():
 
 def test_an_unknown_exercise_is_a_clear_error():
     with pytest.raises(ValueError, match=r"no exercise '99\.9' in the course; the exercises are: "):
-        run_in_kernel("from minitorch.grading import check\ncheck('99.9')")
+        run_in_kernel("from minitorch.course.grading import check\ncheck('99.9')")
 
 
 def test_a_broken_test_module_is_not_blamed_on_the_learner(tmp_path):
@@ -93,7 +95,7 @@ def test_a_broken_test_module_is_not_blamed_on_the_learner(tmp_path):
     broken.write_text("import nothing_by_this_name\n")
     namespace: dict = {}
     exec(
-        f"from minitorch.grading import check\nr = check('99.1', test_file={str(broken)!r})",
+        f"from minitorch.course.grading import check\nr = check('99.1', test_file={str(broken)!r})",
         namespace,
     )
     text = repr(namespace["r"])

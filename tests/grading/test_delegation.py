@@ -7,9 +7,9 @@ import pytest
 
 import minitorch
 from minitorch import nn, optim
-from minitorch.grading import Delegated, LocalRunner, forbid, forbidding, probe
-from minitorch.grading.delegation import is_delegation
-from minitorch.grading.notebook import load_cells
+from minitorch.course.grading import Delegated, LocalRunner, forbid, forbidding, probe
+from minitorch.course.grading.delegation import is_delegation
+from minitorch.course.grading.notebook import load_cells
 
 STRIDES = forbid(minitorch.shape.contiguous_strides, np.unravel_index, np.zeros)
 
@@ -162,8 +162,8 @@ def _strides_probe(nb, shape):
 
 
 def test_a_probe_reports_delegation_and_the_exercise_gets_no_points():
-    from minitorch.grading.registry import ExerciseTests, Registration
-    from minitorch.grading.runner import run_exercise
+    from minitorch.course.grading.registry import ExerciseTests, Registration
+    from minitorch.course.grading.runner import run_exercise
 
     def judge(run):
         assert run(_strides_probe, (2, 3)) == (2, 3)

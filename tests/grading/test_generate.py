@@ -7,7 +7,7 @@ import pytest
 from grading_fixtures import build_notebook, fixture_chapter, solution_cells
 
 from minitorch import generate, manifest
-from minitorch.generate import (
+from minitorch.course.generate import (
     SolutionMarkerError,
     exercise_text,
     generate_notebook,
@@ -15,7 +15,7 @@ from minitorch.generate import (
     render,
     solution_regions,
 )
-from minitorch.notebook import normalize_metadata
+from minitorch.course.notebook import normalize_metadata
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from grading_fixtures import ADD, GREET, MUL, markdown
 
-from minitorch.grading import GradingError, NotebookError, grade
-from minitorch.grading.report import GradeReport
+from minitorch.course.grading import GradingError, NotebookError, grade
+from minitorch.course.grading.report import GradeReport
 
 
 def assert_others_graded(report: GradeReport) -> None:
@@ -172,7 +172,7 @@ def test_printing_cannot_corrupt_the_protocol(make_notebook, grade_fixture):
 
 
 def test_check_calls_in_the_notebook_do_nothing_while_grading(make_notebook, grade_fixture):
-    check = "from minitorch.grading import check\ncheck('01.1')"
+    check = "from minitorch.course.grading import check\ncheck('01.1')"
     report = grade_fixture(make_notebook(ADD, check, MUL, GREET))
     assert report.cell_failures == [] and report.score == 6
 
@@ -183,7 +183,7 @@ def test_extra_tests_join_exercises_and_private_ones_are_added(
     private = tmp_path / "private"
     private.mkdir()
     (private / "test_more.py").write_text(
-        "from minitorch.grading import exercise, probe\n\n"
+        "from minitorch.course.grading import exercise, probe\n\n"
         "@probe\ndef add(nb, a, b):\n    return nb.add(a, b)\n\n"
         "@probe\ndef mul(nb, a, b):\n    return nb.mul(a, b)\n\n"
         "@exercise('99.1')\n"

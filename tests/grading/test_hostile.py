@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from grading_fixtures import ADD, FIXTURE_TESTS, GREET, MUL
 
-from minitorch import manifest
+from minitorch.course import manifest
+from minitorch.course.grading import grade
+from minitorch.course.grading.notebook import code_cells
+from minitorch.course.grading.report import GradeReport
+from minitorch.course.grading.sandbox import Sandbox
 from minitorch.grade import main
-from minitorch.grading import grade
-from minitorch.grading.notebook import code_cells
-from minitorch.grading.report import GradeReport
-from minitorch.grading.sandbox import Sandbox
 
 MARK = "minitorch-hostile-marker"
 TIMEOUT, CELL_TIMEOUT, TOTAL = 1.0, 1.0, 30.0
@@ -113,12 +113,12 @@ def add(a, b):
 """
 
 PATCH_RUNNER = """
-import minitorch.grading.runner as runner, minitorch.grading.probes as probes
-from minitorch.grading.results import TestOutcome
+import minitorch.course.grading.runner as runner, minitorch.course.grading.probes as probes
+from minitorch.course.grading.results import TestOutcome
 runner.run_test = lambda test, run: TestOutcome(test.name, "passed")
 probes.result_of = lambda reply: 5
 probes.call_probe = lambda *a, **k: {"ok": 5}
-import minitorch.grading.registry as registry
+import minitorch.course.grading.registry as registry
 for tests in registry._REGISTRY.values():
     for reg in tests.values():
         reg.func.__code__ = (lambda run: None).__code__
@@ -439,7 +439,7 @@ def test_a_setsid_daemon_cannot_rewrite_results_json(
 
 def test_test_files_on_disk_cannot_be_changed(make_notebook, chapter, grading_folder):
     before = hashlib.sha256(FIXTURE_TESTS.read_bytes()).hexdigest()
-    runner = manifest.ROOT / "minitorch" / "grading" / "runner.py"
+    runner = manifest.ROOT / "minitorch" / "course" / "grading" / "runner.py"
     vandal = (
         "import os\n"
         f"for path in ({str(FIXTURE_TESTS)!r}, {str(runner)!r}):\n"
@@ -474,7 +474,7 @@ def test_private_tests_never_show_their_source(make_notebook, chapter, tmp_path,
     private.mkdir()
     secret = "SECRET-" + "9" * 12
     (private / "test_secret.py").write_text(
-        "from minitorch.grading import exercise, probe\n\n"
+        "from minitorch.course.grading import exercise, probe\n\n"
         "@probe\ndef add(nb, a, b):\n    return nb.add(a, b)\n\n"
         "@exercise('99.1')\n"
         "def test_hidden(run):\n"
@@ -589,7 +589,7 @@ def test_a_flood_of_frames_keeps_to_the_time_limit(hostile):
 
 
 def test_json_too_big_to_parse_cheaply_is_refused_unparsed():
-    from minitorch.grading import plain
+    from minitorch.course.grading import plain
 
     raw = b"[" + b"[]," * (plain.MAX_JSON_VALUES + 1) + b"[]]"
     started = time.monotonic()
@@ -611,7 +611,7 @@ def test_the_learners_process_is_shut_in(hostile):
 def test_removing_the_workers_folder_never_follows_its_links():
     """The worker's folder may hold a closed folder with a link to one of the grader's
     files: removing it must not chmod the file the link points to."""
-    from minitorch.grading.sandbox import _remove_tree
+    from minitorch.course.grading.sandbox import _remove_tree
 
     base = Path(tempfile.mkdtemp(prefix="minitorch-links-", dir="/tmp"))
 
@@ -696,8 +696,8 @@ def add(a, b):
 
 
 def test_memory_is_limited_for_all_the_sandbox_processes_together(hostile):
-    from minitorch.grading.cgroups import SandboxCgroup
-    from minitorch.grading.sandbox import Limits
+    from minitorch.course.grading.cgroups import SandboxCgroup
+    from minitorch.course.grading.sandbox import Limits
 
     probe = SandboxCgroup(f"minitorch-probe-{os.getpid()}", 2**30, 64)
     can_limit = bool(probe.create())

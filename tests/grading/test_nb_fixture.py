@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from grading_fixtures import ADD, build_notebook
 
-from minitorch.manifest import ROOT
+from minitorch.course.manifest import ROOT
 
 MODULE = """\
 def test_the_notebook_is_loaded(nb):

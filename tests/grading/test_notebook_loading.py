@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from grading_fixtures import ADD, GREET, MUL, markdown
 
-from minitorch.grading import MissingDefinition, Namespace, NotebookError, load_notebook
-from minitorch.manifest import ROOT
+from minitorch.course.grading import MissingDefinition, Namespace, NotebookError, load_notebook
+from minitorch.course.manifest import ROOT
 
 
 def test_definitions_are_attributes(make_notebook):
@@ -99,13 +99,13 @@ def test_magics_and_shell_lines_are_skipped(make_notebook):
 
 
 def test_check_does_nothing_while_a_notebook_loads(make_notebook):
-    code = "from minitorch.grading import check\nresult = check('01.1')"
+    code = "from minitorch.course.grading import check\nresult = check('01.1')"
     nb = load_notebook(make_notebook(code))
     assert nb._failures == [] and nb.result is None
 
 
 def test_display_and_the_repository_root_are_there(make_notebook):
-    nb = load_notebook(make_notebook("display('shown')\nimport minitorch.manifest as m"))
+    nb = load_notebook(make_notebook("display('shown')\nimport minitorch.course.manifest as m"))
     assert nb._failures == []
     assert str(ROOT) in sys.path and nb.m.ROOT == ROOT
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from grading_fixtures import EXERCISES, FIXTURE_TESTS
 
-from minitorch.grading import GradingError, exercise
-from minitorch.grading.registry import collect, load_test_module, registered
+from minitorch.course.grading import GradingError, exercise
+from minitorch.course.grading.registry import collect, load_test_module, registered
 
 
 def test_the_decorator_returns_the_function_unchanged_and_registers_it():
@@ -48,7 +48,7 @@ def test_collect_groups_tests_by_exercise_in_manifest_order():
 def test_private_exercises_and_extra_tests_join_in(tmp_path: Path):
     extra = tmp_path / "test_private.py"
     extra.write_text(
-        "from minitorch.grading import exercise\n\n"
+        "from minitorch.course.grading import exercise\n\n"
         "@exercise('99.1')\ndef test_add_zero(nb):\n    assert nb.add(0, 0) == 0\n\n"
         "@exercise('99.x', title='A private one', points=4)\ndef test_private(nb):\n    pass\n"
     )
@@ -61,7 +61,8 @@ def test_private_exercises_and_extra_tests_join_in(tmp_path: Path):
 def test_an_unknown_id_without_title_and_points_is_a_clear_error(tmp_path: Path):
     bad = tmp_path / "test_bad.py"
     bad.write_text(
-        "from minitorch.grading import exercise\n\n@exercise('99.9')\ndef test_x(nb):\n    pass\n"
+        "from minitorch.course.grading import exercise\n\n"
+        "@exercise('99.9')\ndef test_x(nb):\n    pass\n"
     )
     with pytest.raises(GradingError) as caught:
         collect([bad], EXERCISES)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from minitorch.grading.namespace import CellFailure
-from minitorch.grading.report import GradeReport
-from minitorch.grading.results import ExerciseResult, TestOutcome
+from minitorch.course.grading.namespace import CellFailure
+from minitorch.course.grading.report import GradeReport
+from minitorch.course.grading.results import ExerciseResult, TestOutcome
 
 
 def sample_report() -> GradeReport:

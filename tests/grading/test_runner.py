@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from grading_fixtures import EXERCISES, FIXTURE_TESTS
 
-from minitorch.grading import LocalRunner, Namespace
-from minitorch.grading.namespace import CellFailure
-from minitorch.grading.probes import learner_error
-from minitorch.grading.registry import ExerciseTests, Registration, collect
-from minitorch.grading.results import TestOutcome, format_points
-from minitorch.grading.runner import run_exercise, summarize
+from minitorch.course.grading import LocalRunner, Namespace
+from minitorch.course.grading.namespace import CellFailure
+from minitorch.course.grading.probes import learner_error
+from minitorch.course.grading.registry import ExerciseTests, Registration, collect
+from minitorch.course.grading.results import TestOutcome, format_points
+from minitorch.course.grading.runner import run_exercise, summarize
 
 
 def notebook(code: str, failures: tuple[CellFailure, ...] = ()) -> LocalRunner:
@@ -97,7 +97,7 @@ def test_sys_exit_in_learner_code_is_an_error_not_an_exit(exercises):
 def test_an_assertion_without_a_message_shows_the_statement(tmp_path):
     module = tmp_path / "test_bare.py"  # loaded by path: no pytest assertion rewriting
     module.write_text(
-        "from minitorch.grading import exercise, probe\n\n@probe\ndef value(nb):\n"
+        "from minitorch.course.grading import exercise, probe\n\n@probe\ndef value(nb):\n"
         "    return nb.value\n\n@exercise('1', title='t', points=1)\n"
         "def test_bare(run):\n    assert run(value) == 2\n"
     )

@@ -11,7 +11,7 @@ import pytest
 import minitorch as mt
 from minitorch import nn
 from minitorch.amp import GradScaler, autocast, memory_report, update_scale
-from minitorch.amp.digits import train
+from minitorch.course.digits import train
 from minitorch.function import register_apply_hook
 
 

@@ -8,7 +8,7 @@ import matplotlib
 import pytest
 
 import minitorch
-from minitorch.autograd import draw_graph, graph_layout
+from minitorch.course.viz_graph import draw_graph, graph_layout
 
 matplotlib.use("Agg")
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from minitorch.grading.registry import load_test_module, registered
-from minitorch.grading.report import GradeReport
-from minitorch.grading.results import NOT_IMPLEMENTED, PASSED
-from minitorch.manifest import Chapter
+from minitorch.course.grading.registry import load_test_module, registered
+from minitorch.course.grading.report import GradeReport
+from minitorch.course.grading.results import NOT_IMPLEMENTED, PASSED
+from minitorch.course.manifest import Chapter
 
 
 def solution_problems(report: GradeReport) -> list[str]:

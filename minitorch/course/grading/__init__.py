@@ -8,15 +8,15 @@
 An exercise test is a *judge* registered with ``@exercise("01.3")``: a function of
 ``run`` that calls the learner's code through *probes* (``@probe`` functions of ``nb``,
 the notebook's definitions) and compares what they return, as plain data, with the
-reference. See :mod:`minitorch.grading.probes`.
+reference. See :mod:`minitorch.course.grading.probes`.
 
-**Delegation** (one mechanism for every chapter, :mod:`minitorch.grading.delegation`): an
+**Delegation** (one mechanism for every chapter, :mod:`minitorch.course.grading.delegation`): an
 exercise declares the ready-made implementations it forbids, and its probes watch for
 them. An answer that calls one (directly, through an alias, a captured original, after
 ``importlib.reload``, through a class attribute or subclass) gets no points for the whole
 exercise and the message "your answer used minitorch's own X: write it yourself"::
 
-    from minitorch.grading import exercise, forbid, forbidding, probe
+    from minitorch.course.grading import exercise, forbid, forbidding, probe
 
     WALK = forbid(nn.Module.named_parameters, nn.Module.parameters, np.unravel_index)
 
@@ -40,15 +40,15 @@ a forbidden piece on the learner's behalf. Give delegating mutants a name starti
 (``tests/exercises/mutants.py``) checks that they get no points and that message.
 """
 
-from minitorch.grading.check import CheckResult, check
-from minitorch.grading.delegation import Delegated, Forbidden, forbid, forbidding
-from minitorch.grading.errors import GradingError, NotebookError
-from minitorch.grading.grader import grade
-from minitorch.grading.namespace import MissingDefinition, Namespace
-from minitorch.grading.notebook import load_notebook
-from minitorch.grading.probes import LearnerError, LocalRunner, Runner, probe, tensor_data
-from minitorch.grading.registry import exercise
-from minitorch.grading.report import GradeReport
+from minitorch.course.grading.check import CheckResult, check
+from minitorch.course.grading.delegation import Delegated, Forbidden, forbid, forbidding
+from minitorch.course.grading.errors import GradingError, NotebookError
+from minitorch.course.grading.grader import grade
+from minitorch.course.grading.namespace import MissingDefinition, Namespace
+from minitorch.course.grading.notebook import load_notebook
+from minitorch.course.grading.probes import LearnerError, LocalRunner, Runner, probe, tensor_data
+from minitorch.course.grading.registry import exercise
+from minitorch.course.grading.report import GradeReport
 
 __all__ = [
     "CheckResult",

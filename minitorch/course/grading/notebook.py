@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from minitorch.grading.delegation import watching_new_threads
-from minitorch.grading.errors import NotebookError
-from minitorch.grading.namespace import CellFailure, Namespace
-from minitorch.grading.timelimit import TimeLimitExceeded, time_limit
-from minitorch.grading.tracebacks import describe_exception, line_in
-from minitorch.manifest import ROOT
+from minitorch.course.grading.delegation import watching_new_threads
+from minitorch.course.grading.errors import NotebookError
+from minitorch.course.grading.namespace import CellFailure, Namespace
+from minitorch.course.grading.timelimit import TimeLimitExceeded, time_limit
+from minitorch.course.grading.tracebacks import describe_exception, line_in
+from minitorch.course.manifest import ROOT
 
 #: Seconds one cell may run while a notebook loads.
 CELL_TIMEOUT = 10.0

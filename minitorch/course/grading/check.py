@@ -7,14 +7,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from minitorch import manifest
-from minitorch.grading.errors import GradingError
-from minitorch.grading.namespace import Namespace
-from minitorch.grading.notebook import is_loading
-from minitorch.grading.probes import LocalRunner
-from minitorch.grading.registry import collect
-from minitorch.grading.results import ERROR, NOT_IMPLEMENTED, PASSED, ExerciseResult, format_points
-from minitorch.grading.runner import run_exercise
+from minitorch.course import manifest
+from minitorch.course.grading.errors import GradingError
+from minitorch.course.grading.namespace import Namespace
+from minitorch.course.grading.notebook import is_loading
+from minitorch.course.grading.probes import LocalRunner
+from minitorch.course.grading.registry import collect
+from minitorch.course.grading.results import (
+    ERROR,
+    NOT_IMPLEMENTED,
+    PASSED,
+    ExerciseResult,
+    format_points,
+)
+from minitorch.course.grading.runner import run_exercise
 
 #: Seconds ``check`` lets an exercise's tests run (on the kernel's main thread).
 CHECK_TIMEOUT = 60.0

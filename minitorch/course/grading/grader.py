@@ -1,6 +1,6 @@
 """Grading one notebook: the learner's code in a sandbox, every verdict here.
 
-The notebook runs in a sandboxed worker process (:mod:`minitorch.grading.sandbox`),
+The notebook runs in a sandboxed worker process (:mod:`minitorch.course.grading.sandbox`),
 which only runs the learner's cells and the tests' probes on inputs sent from here, and
 returns plain data. The judges, the points (from the manifest), the clock and the report
 all stay in this process, out of the learner's reach:
@@ -28,17 +28,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from minitorch import manifest
-from minitorch.grading.errors import GradingError, NotebookError
-from minitorch.grading.namespace import CellFailure
-from minitorch.grading.notebook import CELL_TIMEOUT, code_cells, notebook_chapter
-from minitorch.grading.plain import clean_text
-from minitorch.grading.probes import Runner, is_probe, probe_module, timed_out_message
-from minitorch.grading.registry import ExerciseTests, Registration, Suite, collect_suite
-from minitorch.grading.report import GradeReport
-from minitorch.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
-from minitorch.grading.runner import EXERCISE_TIMEOUT, run_exercise, summarize
-from minitorch.grading.sandbox import Limits, Sandbox, SandboxLost
+from minitorch.course import manifest
+from minitorch.course.grading.errors import GradingError, NotebookError
+from minitorch.course.grading.namespace import CellFailure
+from minitorch.course.grading.notebook import CELL_TIMEOUT, code_cells, notebook_chapter
+from minitorch.course.grading.plain import clean_text
+from minitorch.course.grading.probes import Runner, is_probe, probe_module, timed_out_message
+from minitorch.course.grading.registry import ExerciseTests, Registration, Suite, collect_suite
+from minitorch.course.grading.report import GradeReport
+from minitorch.course.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
+from minitorch.course.grading.runner import EXERCISE_TIMEOUT, run_exercise, summarize
+from minitorch.course.grading.sandbox import Limits, Sandbox, SandboxLost
 
 #: Seconds a worker may take to start (import minitorch and the probes).
 STARTUP_TIMEOUT = 60.0

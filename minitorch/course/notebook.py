@@ -8,7 +8,7 @@ notebook keeps the finished bar (a widget bar shows ``0%`` until its kernel runs
 
 ``normalize_metadata(nb)`` gives a notebook the metadata JupyterLab writes when it opens
 it, so that opening a committed notebook changes nothing; ``make notebooks`` runs it
-after executing (``python -m minitorch.notebook FILE...``) and the exercise generator on
+after executing (``python -m minitorch.course.notebook FILE...``) and the exercise generator on
 what it writes.
 """
 
@@ -196,7 +196,7 @@ def normalize_file(path: str | Path, language_info: Mapping[str, Any] | None = N
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m minitorch.notebook",
+        prog="python -m minitorch.course.notebook",
         description="Give notebooks the metadata JupyterLab writes, so opening them changes "
         "nothing (kernelspec, language_info, nbformat 4.5, no run times).",
     )

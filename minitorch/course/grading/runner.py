@@ -1,7 +1,7 @@
 """Running an exercise's judges, into a result.
 
 A judge (an ``@exercise`` test) runs in the process that grades: here. It calls the
-learner's code only through ``run(probe, ...)`` (see :mod:`minitorch.grading.probes`),
+learner's code only through ``run(probe, ...)`` (see :mod:`minitorch.course.grading.probes`),
 which runs the probe in the learner's process, or in this one for ``check()`` and pytest.
 """
 
@@ -11,11 +11,11 @@ import linecache
 import time
 from collections.abc import Callable, Sequence
 
-from minitorch.grading.delegation import is_delegation
-from minitorch.grading.plain import clean_text
-from minitorch.grading.probes import LOOP_HINT, LearnerError, Runner, timed_out_message
-from minitorch.grading.registry import ExerciseTests, Registration
-from minitorch.grading.results import (
+from minitorch.course.grading.delegation import is_delegation
+from minitorch.course.grading.plain import clean_text
+from minitorch.course.grading.probes import LOOP_HINT, LearnerError, Runner, timed_out_message
+from minitorch.course.grading.registry import ExerciseTests, Registration
+from minitorch.course.grading.results import (
     ERROR,
     FAILED,
     NOT_RUN,
@@ -25,8 +25,8 @@ from minitorch.grading.results import (
     ExerciseResult,
     TestOutcome,
 )
-from minitorch.grading.sandbox import SandboxLost
-from minitorch.grading.tracebacks import describe_exception, file_location
+from minitorch.course.grading.sandbox import SandboxLost
+from minitorch.course.grading.tracebacks import describe_exception, file_location
 
 #: Seconds an exercise's tests may run, all together, when the grader runs them.
 EXERCISE_TIMEOUT = 30.0

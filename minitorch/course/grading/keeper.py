@@ -3,7 +3,7 @@
 It enters new namespaces *before* anything starts a thread (numpy's OpenBLAS does, on
 import; a process with threads cannot enter a new user namespace, and one that has
 entered a new PID namespace cannot start threads), forks the sandbox's first process,
-which imports minitorch and runs the worker (:func:`minitorch.grading.sandbox.first_main`),
+which imports minitorch and runs the worker (:func:`minitorch.course.grading.sandbox.first_main`),
 and when that ends, or the grader asks it to stop (SIGTERM), kills whatever is left,
 reports how the worker ended on the status pipe and exits.
 """
@@ -114,7 +114,7 @@ def main(root: str, config: dict[str, Any]) -> None:
         code = 70
         try:
             sys.path.insert(0, root)
-            from minitorch.grading.sandbox import first_main
+            from minitorch.course.grading.sandbox import first_main
 
             first_main(config, namespaces)
             code = 0

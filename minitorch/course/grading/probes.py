@@ -17,7 +17,7 @@ A *judge* is the exercise test itself. It draws the inputs, hands them to the pr
 
 When the grader grades a notebook, the probe runs in the sandboxed process that loaded
 the learner's notebook, and ``run`` receives its result as plain data (see
-:mod:`minitorch.grading.plain`); ``check()`` and pytest run the probe in-process, through
+:mod:`minitorch.course.grading.plain`); ``check()`` and pytest run the probe in-process, through
 the same conversion, so all three see the same values. When the learner's code raises,
 ``run`` raises a :class:`LearnerError` that is also an instance of the nearest builtin
 exception class (a judge may ``except ValueError``).
@@ -35,12 +35,16 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from minitorch.grading import delegation, plain
-from minitorch.grading.delegation import Targets
-from minitorch.grading.namespace import MissingDefinition
-from minitorch.grading.results import ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT
-from minitorch.grading.timelimit import TimeLimitExceeded, time_limit
-from minitorch.grading.tracebacks import describe_exception, notebook_function, notebook_location
+from minitorch.course.grading import delegation, plain
+from minitorch.course.grading.delegation import Targets
+from minitorch.course.grading.namespace import MissingDefinition
+from minitorch.course.grading.results import ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT
+from minitorch.course.grading.timelimit import TimeLimitExceeded, time_limit
+from minitorch.course.grading.tracebacks import (
+    describe_exception,
+    notebook_function,
+    notebook_location,
+)
 
 Probe = TypeVar("Probe", bound=Callable[..., Any])
 
@@ -55,7 +59,7 @@ def probe(func: Probe | None = None, *, forbid: Any = None) -> Any:
     """Mark a module-level function ``func(nb, *inputs)`` as a probe; returned unchanged.
 
     ``@probe(forbid=targets)`` also watches the probe for delegation: a call from the
-    learner's code to one of ``targets`` (see :func:`minitorch.grading.delegation.forbid`),
+    learner's code to one of ``targets`` (see :func:`minitorch.course.grading.delegation.forbid`),
     or to torch, fails the probe with "your answer used ...: write it yourself".
     """
     if func is None:

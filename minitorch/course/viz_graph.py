@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..autograd.graph import AccumulateGrad
 from ..tensor import Tensor
-from .graph import AccumulateGrad
 
 
 @dataclass

@@ -9,7 +9,7 @@ socket it was given (length-prefixed JSON frames):
 2. it runs the cells, sending ``{"cell": n}`` before each and ``{"loaded": [failures]}``
    at the end;
 3. it answers each ``{"id", "module", "probe", "args", "timeout"}`` with ``{"id", "ok":
-   data}`` or ``{"id", "raised": {...}}`` (see :func:`minitorch.grading.probes.call_probe`).
+   data}`` or ``{"id", "raised": {...}}`` (see :func:`minitorch.course.grading.probes.call_probe`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import sys
 import types
 from typing import Any
 
-from minitorch.grading import plain
-from minitorch.grading.notebook import load_cells
-from minitorch.grading.probes import call_probe, is_probe
+from minitorch.course.grading import plain
+from minitorch.course.grading.notebook import load_cells
+from minitorch.course.grading.probes import call_probe, is_probe
 
 _HEADER = struct.Struct(">I")
 

@@ -1,6 +1,6 @@
 """Matplotlib pictures for chapter 03: training curves and grids of digit images.
 
-Like :mod:`minitorch.viz`, each helper returns a ``matplotlib.figure.Figure`` without
+Like :mod:`minitorch.course.viz`, each helper returns a ``matplotlib.figure.Figure`` without
 touching pyplot's global state, so a notebook shows it exactly once when it is a cell's
 last value.
 """

@@ -11,9 +11,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from minitorch.grading.errors import GradingError
-from minitorch.grading.tracebacks import describe_exception, file_location
-from minitorch.manifest import Exercise
+from minitorch.course.grading.errors import GradingError
+from minitorch.course.grading.tracebacks import describe_exception, file_location
+from minitorch.course.manifest import Exercise
 
 TestFunction = TypeVar("TestFunction", bound=Callable[..., Any])
 
@@ -50,7 +50,7 @@ def exercise(
 
     The test is a *judge*: a plain function of one argument, ``run``, that calls the
     learner's code through probes (``run(probe, *inputs)``, see
-    :mod:`minitorch.grading.probes`) and raises AssertionError with a helpful message
+    :mod:`minitorch.course.grading.probes`) and raises AssertionError with a helpful message
     when it is wrong. An id that is not in the manifest needs ``title=`` and ``points=``.
     """
     if not isinstance(exercise_id, str):

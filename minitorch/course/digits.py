@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import nn, optim
+from ..amp.autocast_mode import autocast
+from ..amp.grad_scaler import GradScaler
 from ..autograd import no_grad
 from ..creation import randperm
 from ..data import load_digits
 from ..dtypes import bfloat16, float16
 from ..random import Generator, manual_seed
-from .autocast_mode import autocast
-from .grad_scaler import GradScaler
 
 #: precision name -> the autocast dtype (None: plain float32)
 PRECISIONS = {"fp32": None, "fp16": float16, "bf16": bfloat16}

@@ -6,11 +6,28 @@ so adding a chapter or changing an exercise's points happens here and nowhere el
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The repository root (the folder holding chapters/, solutions/, exercises/, tests/).
-ROOT = Path(__file__).resolve().parent.parent
+
+def course_root() -> Path:
+    """The folder holding the course's notebooks (chapters/, solutions/, exercises/, tests/).
+
+    ``$MINITORCH_COURSE`` when it is set; else the source checkout this package sits in (an
+    editable install, as ``make lab`` makes); else the working directory. The chapter list
+    below needs no folder at all: only the paths of the notebooks and tests do.
+    """
+    if os.environ.get("MINITORCH_COURSE"):
+        return Path(os.environ["MINITORCH_COURSE"]).resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "chapters").is_dir():
+        return checkout
+    return Path.cwd().resolve()
+
+
+#: The course's folder (see ``course_root``).
+ROOT = course_root()
 
 
 @dataclass(frozen=True)

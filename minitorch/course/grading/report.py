@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from minitorch.grading.namespace import CellFailure
-from minitorch.grading.results import PASSED, ExerciseResult, format_points
+from minitorch.course.grading.namespace import CellFailure
+from minitorch.course.grading.results import PASSED, ExerciseResult, format_points
 
 WIDTH = 120
 _TITLE_WIDTH = 44

@@ -1,9 +1,9 @@
 """The sandboxed process that runs a learner's notebook, and the grader's handle on it.
 
 The grader starts a *keeper* (``python -I``, its own session), which confines itself as
-far as the platform allows (:mod:`minitorch.grading.confine`) and forks the *worker*:
+far as the platform allows (:mod:`minitorch.course.grading.confine`) and forks the *worker*:
 the process that runs the learner's cells and the probes the grader asks for
-(:mod:`minitorch.grading.worker`). The worker talks to the grader over one socket, in
+(:mod:`minitorch.course.grading.worker`). The worker talks to the grader over one socket, in
 length-prefixed JSON frames; its stdout goes nowhere and its stderr to a file whose size
 the resource limits cap. When the grader stops a sandbox, the keeper kills the worker
 and every process it left behind (the PID namespace, or as their subreaper), reports how
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import minitorch
-from minitorch.grading import confine, keeper, plain
-from minitorch.grading.cgroups import SandboxCgroup
+from minitorch.course.grading import confine, keeper, plain
+from minitorch.course.grading.cgroups import SandboxCgroup
 
 #: The biggest frame the grader accepts from the worker (honest probes send < 1 MB).
 MAX_FRAME = 16 * 2**20
@@ -350,7 +350,7 @@ def first_main(config: dict[str, Any], namespaces: str) -> None:
         code = 70
         os.close(status_fd)
         try:
-            from minitorch.grading.worker import serve
+            from minitorch.course.grading.worker import serve
 
             serve(channel)
             code = 0
@@ -391,7 +391,7 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     confine.die_with_parent()
     confine.not_dumpable()
     # Everything the worker needs from disk is imported now, before Landlock.
-    import minitorch.grading.worker  # noqa: F401
+    import minitorch.course.grading.worker  # noqa: F401
 
     readable = confine.readable_paths(config["package_dir"])
     if config.get("landlock", True):

@@ -13,8 +13,8 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .creation import zeros
-from .shape import broadcast_index, broadcast_shapes, contiguous_strides
+from ..creation import zeros
+from ..shape import broadcast_index, broadcast_shapes, contiguous_strides
 
 _PALETTE = "tab20"
 _MAX_CELLS = 24

@@ -8,8 +8,8 @@ Outputs and execution counts are cleared. Every cell that had a region gets the
 "Run All" goes on past it): the raise is at the top level, or the cell may call the
 function it defines.
 
-    python -m minitorch.generate           # write exercises/NN_*.ipynb
-    python -m minitorch.generate --check   # exit 1 if any of them is stale or missing
+    python -m minitorch.course.generate           # write exercises/NN_*.ipynb
+    python -m minitorch.course.generate --check   # exit 1 if any of them is stale or missing
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import nbformat
 
-from minitorch import manifest
-from minitorch.notebook import normalize_metadata
+from minitorch.course import manifest
+from minitorch.course.notebook import normalize_metadata
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -220,7 +220,7 @@ def write(chapters: Iterable[manifest.Chapter] | None = None) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m minitorch.generate",
+        prog="python -m minitorch.course.generate",
         description="Generate exercises/NN_*.ipynb from solutions/NN_*.ipynb.",
     )
     parser.add_argument(
@@ -233,7 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for path in paths:
                 print(f"stale or missing: {_display(path)}")
             if paths:
-                print("run `make exercises` (python -m minitorch.generate) to regenerate them")
+                print(
+                    "run `make exercises` (python -m minitorch.course.generate) to regenerate them"
+                )
                 return 1
             print("exercise notebooks are up to date")
             return 0

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir import Graph
-from .ops import ELEMENTWISE
+from ..jit.ir import Graph
+from ..jit.ops import ELEMENTWISE
 
 COLORS = {
     "fused": "#f4a259",
