@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from grading_fixtures import build_notebook, fixture_chapter, solution_cells
 
-from minitorch import generate, manifest
+from minitorch.course import generate, manifest
 from minitorch.course.generate import (
     SolutionMarkerError,
     exercise_text,
