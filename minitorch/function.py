@@ -57,7 +57,7 @@ class Context:
     a backend can swap the forward for a faster kernel without knowing what backward needs.
     """
 
-    __slots__ = ("saved", "needs_input_grad", "raw", "__dict__")
+    __slots__ = ("saved", "needs_input_grad", "inputs", "raw", "__dict__")
 
     #: Outputs that ``mark_non_differentiable`` excluded from the graph (raw arrays).
     non_differentiable: tuple = ()
@@ -221,28 +221,18 @@ def _rebuild() -> None:
 
 
 # --- the bottom of the stack: compute on the backend ---------------------------------------
-def compute(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
-    """Run ``op`` on its arguments' backend arrays and wrap the results as tensors.
-
-    Every kind of op ends here; each kind has its own way of turning tensors into the
-    arrays its forward takes and its results back into tensors (``_COMPUTE``).
-    """
-    return _COMPUTE[op.kind](op, args, kwargs, ctx)
-
-
-_top: Callable = compute
-
-
 def _forward(op: type[Function], ctx: Any, raw: list, kwargs: dict, n: int) -> Any:
     """Call the op's kernel: a backend's registered kernel for the device, or ``forward``;
-    a pure forward without ``ctx``, the classic style with it."""
+    a pure forward without ``ctx``, the classic style with it. A given ``ctx`` keeps the
+    arrays forward was given and returned (``inputs``, ``raw``): a pure op's
+    ``setup_context`` reads them, and saved values are matched against them."""
     forward = kernel_for(op, raw) if _kernels_registered else op.forward
     if op.setup_context is not None:
         out = forward(*raw, **kwargs)
     else:
         out = forward(ctx if ctx is not None else Context((False,) * n), *raw, **kwargs)
     if ctx is not None:
-        ctx.raw = out  # what saved values are matched against (outputs, by identity)
+        ctx.inputs, ctx.raw = raw, out
     return out
 
 
@@ -256,10 +246,18 @@ def kernel_for(op: type[Function], raw: list) -> Callable:
     return op.forward
 
 
-def _compute_op(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
-    """Tensors in, fresh contiguous tensors out. Bad input is named here: devices that
-    differ, dtypes the op does not compute in (``dtypes``), shapes that don't broadcast,
-    and a first operand that is no tensor (``exp([1.0])``)."""
+def compute(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """The bottom of the stack: run ``op`` on its arguments' backend arrays and wrap the
+    results as tensors.
+
+    An ordinary op takes tensors and makes fresh contiguous tensors; each other kind of op
+    has its own way of turning tensors into the arrays its forward takes and its results
+    back into tensors (``_COMPUTE``). Bad input is named here: devices that differ, dtypes
+    the op does not compute in (``dtypes``), shapes that don't broadcast, and a first
+    operand that is no tensor (``exp([1.0])``).
+    """
+    if op.kind != "op":
+        return _COMPUTE[op.kind](op, args, kwargs, ctx)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if len(tensors) > 1:
         check_same_device(op.name, tensors)
@@ -283,6 +281,9 @@ def _compute_op(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
         if isinstance(err, AttributeError):
             raise
         raise RuntimeError(f"{op.name}: {err} ({describe_inputs(args)})") from err
+
+
+_top: Callable = compute  # the stack: its outermost layer (just compute, with no layers)
 
 
 def _compute_view(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
@@ -364,7 +365,6 @@ def _compute_composite(op: type[Function], args: tuple, kwargs: dict, ctx: Any) 
 
 
 _COMPUTE = {
-    "op": _compute_op,
     "view": _compute_view,
     "inplace": _compute_inplace,
     "foreach": _compute_foreach,

@@ -51,7 +51,7 @@ class Node(Context):
     def __init__(self, needs_input_grad: tuple[bool, ...] = ()) -> None:
         self.saved = ()
         self.needs_input_grad = needs_input_grad
-        self.raw = None
+        self.raw = self.inputs = None
         self._packed = None
 
     def name(self) -> str:
@@ -122,8 +122,8 @@ class SavedTensor:
             return value
         if isinstance(value, Tensor):
             return SavedTensor(tensor=value, version=value._storage.version)
-        for t in inputs:
-            if value is t._data:
+        for t in inputs:  # (the op's arguments: tensors, and maybe numbers)
+            if isinstance(t, Tensor) and value is t._data:
                 return SavedTensor(tensor=t, version=t._storage.version)
         for k, r in enumerate(raws):
             if value is r:
@@ -193,7 +193,7 @@ def new_node(cls: type[Function], args: tuple) -> Node:
                 edges.append((None, 0))
         else:
             needs.append(False)
-    node = node_class(cls)(tuple(needs))
+    node = (_NODE_CLASSES.get(cls) or node_class(cls))(tuple(needs))
     node.next_functions = tuple(edges)
     node._input_pos = tuple(positions)
     node._input_meta = tuple(meta)
@@ -208,8 +208,9 @@ def gradient_edge(t: Tensor) -> tuple[Node, int]:
     return (fn, t._output_nr) if fn is not None else (leaf_accumulator(t), 0)
 
 
-def connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
-    """After forward: make the node the outputs' grad_fn and pack what forward saved."""
+def connect(node: Node, inputs: Any, out: Any, raw: Any) -> None:
+    """After forward: make the node the outputs' grad_fn and pack what forward saved
+    (``inputs``: the op's arguments, ``raw``: the arrays forward returned)."""
     outs = out if isinstance(out, tuple) else (out,)
     raws = raw if isinstance(raw, tuple) else (raw,)
     skip = node.non_differentiable
@@ -226,8 +227,9 @@ def connect(node: Node, tensors: list, out: Any, raw: Any) -> None:
             o._output_nr = i
     node._output_meta = tuple(meta)
     saved = node.saved
-    node._packed = tuple(SavedTensor.pack(s, tensors, outs, raws) for s in saved) if saved else ()
+    node._packed = tuple(SavedTensor.pack(s, inputs, outs, raws) for s in saved) if saved else ()
     node.saved = ()
+    node.inputs = node.raw = None  # (forward's arrays: not kept alive by the graph)
 
 
 def leaf_accumulator(t: Any) -> AccumulateGrad:
@@ -240,11 +242,14 @@ def leaf_accumulator(t: Any) -> AccumulateGrad:
     return acc
 
 
+_NODE_CLASSES: dict[type, type] = {}  # op -> the class of the nodes it records
+
+
 def node_class(op: type[Function]) -> type[Node]:
     """The graph-node class an op records (``Mul`` records a ``MulBackward``), made on first
     use. An op may declare ``records_as``, the op whose node it records (``add_`` records an
     ``AddBackward``, as in PyTorch)."""
-    cls = op.__dict__.get("_node_class")
+    cls = _NODE_CLASSES.get(op)
     if cls is None:
         target = op.__dict__.get("records_as") or op
         if target is not op:
@@ -255,7 +260,7 @@ def node_class(op: type[Function]) -> type[Node]:
                 (Node,),
                 {"__slots__": (), "_function": op, "__module__": op.__module__},
             )
-        op._node_class = cls
+        _NODE_CLASSES[op] = cls
     return cls
 
 
@@ -270,7 +275,14 @@ class Autograd(Layer):
             if (kind == "op" or kind == "view") and op.differentiable:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
-                        return self._record(op, args, kwargs)
+                        # record: a node for the op, the op computed with it as ctx, then
+                        # what backward needs (setup_context) and the outputs connected
+                        node = new_node(op, args)
+                        out = self.below(op, args, kwargs, node)
+                        if op.setup_context is not None:
+                            op.setup_context(node, node.inputs, node.raw, **kwargs)
+                        connect(node, args, out, node.raw)
+                        return out
             elif kind == "inplace" and op.differentiable:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
@@ -278,15 +290,6 @@ class Autograd(Layer):
             elif kind == "foreach" and op.inplace:
                 _refuse_foreach_write(op, args[0])
         return self.below(op, args, kwargs, ctx)
-
-    def _record(self, op: type[Function], args: tuple, kwargs: dict) -> Any:
-        node = new_node(op, args)
-        out = self.below(op, args, kwargs, node)
-        if op.setup_context is not None:
-            raw = tuple(a._data if isinstance(a, Tensor) else a for a in args)
-            op.setup_context(node, raw, node.raw, **kwargs)
-        connect(node, [a for a in args if isinstance(a, Tensor)], out, node.raw)
-        return out
 
     def _record_write(self, op: type[Function], args: tuple, kwargs: dict) -> Any:
         target = args[0]
