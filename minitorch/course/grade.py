@@ -1,20 +1,31 @@
-"""Grade one notebook: a score table on the terminal and, if asked, a results.json.
+"""Grade a notebook, or a whole class, or build a Gradescope autograder.
 
     python -m minitorch.grade exercises/01_tensors_exercises.ipynb
     python -m minitorch.grade submission.ipynb --chapter 01 --json results.json --tests private/
+    python -m minitorch.grade submissions/ --chapter 04 --out graded/ --jobs 2 [--roster r.csv]
+    python -m minitorch.grade submissions/ --chapter 04 --out graded/ --exercise 04.2
+    python -m minitorch.grade gradescope --chapter 04 [--tests private/] -o autograder.zip
 
-The chapter comes from ``--chapter``, else the notebook's metadata (the generator writes
-it), else the file name. Exit status: 0 when grading ran (whatever the score), 2 for a
-missing or invalid notebook, an unknown chapter or test folder, 1 when grading could not
-run (the tests themselves failed to load).
+One notebook: a score table on the terminal and, if asked, a results.json. The chapter
+comes from ``--chapter``, else the notebook's metadata (the generator writes it), else the
+file name. A folder, several files or ``--out``: the class, graded in parallel into
+``--out`` (see ``minitorch.course.batch``). ``--exercise NN.k`` regrades one exercise and
+keeps the rest of the earlier results (``--json``'s file, or each student's in ``--out``),
+with the earlier run's seed unless ``--seed`` says otherwise.
+
+Exit status: 0 when grading ran (whatever the score), 2 for a missing or invalid
+notebook, an unknown chapter, exercise or test folder, 1 when grading could not run (the
+tests themselves failed to load).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from minitorch.course import manifest
 from minitorch.course.grading import grade
@@ -31,7 +42,22 @@ def _parser() -> argparse.ArgumentParser:
         description="Grade a chapter notebook with its exercise tests.",
     )
     parser.add_argument(
-        "notebook", help="the notebook to grade, e.g. exercises/01_tensors_exercises.ipynb"
+        "notebook",
+        nargs="+",
+        help="the notebook to grade (e.g. exercises/01_tensors_exercises.ipynb), or a "
+        "class: folders and files of submissions (with --chapter and --out)",
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="grade a class into DIR: gradebook.csv, summary.md, feedback"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="grade N submissions at a time (a class)"
+    )
+    parser.add_argument(
+        "--roster", metavar="CSV", help="a roster (a class): names, e-mails, missing students"
+    )
+    parser.add_argument(
+        "--exercise", metavar="ID", help="regrade one exercise (e.g. 04.2), keeping the others"
     )
     parser.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json")
     parser.add_argument(
@@ -77,21 +103,35 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["gradescope"]:
+        from minitorch.course.gradescope import main as gradescope_main
+
+        return gradescope_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         chapter = manifest.chapter(args.chapter) if args.chapter else None
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
+    paths = args.notebook
+    if args.out is not None or len(paths) > 1 or any(Path(p).is_dir() for p in paths):
+        return _grade_class(args, chapter)
+    previous = None
+    if args.exercise and args.json and Path(args.json).is_file():
+        previous = json.loads(Path(args.json).read_text(encoding="utf-8"))
+        if args.seed is None:
+            args.seed = previous.get("seed")
     try:
         report = grade(
-            args.notebook,
+            paths[0],
             extra_test_dirs=args.tests,
             timeout=args.timeout,
             chapter=chapter,
             cell_timeout=args.cell_timeout,
             total_timeout=args.total_timeout,
             seed=args.seed,
+            exercises=[args.exercise] if args.exercise else None,
         )
     except NotebookError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -108,8 +148,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:  # a file or a pipe: never cut the reasons
         print(report.text(width=None))
     if args.json:
-        report.write_json(args.json)
+        if previous is not None:
+            from minitorch.course.batch import merge_results
+
+            merged = merge_results(previous, report.to_gradescope(), [args.exercise])
+            Path(args.json).write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+        else:
+            report.write_json(args.json)
         print(f"wrote {args.json}")
+    return 0
+
+
+def _grade_class(args: argparse.Namespace, chapter: manifest.Chapter | None) -> int:
+    """A class: every submission under the given paths into ``--out``."""
+    from minitorch.course.batch import grade_class
+
+    if chapter is None or args.out is None:
+        print(
+            "error: grading a class needs --chapter ID (the assignment's chapter; a "
+            "submission's metadata is the student's to edit) and --out DIR",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        rows = grade_class(
+            args.notebook,
+            chapter,
+            args.out,
+            jobs=args.jobs,
+            tests=args.tests,
+            roster=args.roster,
+            seed=args.seed,
+            exercise=args.exercise,
+            timeout=args.timeout,
+        )
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    graded = sum(r["status"] == "graded" for r in rows)
+    print(
+        f"{len(rows)} rows ({graded} graded): {Path(args.out) / 'gradebook.csv'}, "
+        f"{Path(args.out) / 'summary.md'}"
+    )
     return 0
 
 

@@ -80,6 +80,8 @@ class _Session:
         self.total = total_timeout
         self.seed = secrets.randbits(32) if seed is None else int(seed)
         self.limits = limits
+        self.only: set[str] | None = None  # grade only these exercises (a regrade)
+        self.notices: list[str] = []
         self.started = time.monotonic()
         self.total_deadline = self.started + total_timeout if total_timeout else math.inf
         self.sandbox: Sandbox | None = None
@@ -123,7 +125,8 @@ class _Session:
             self.folder = Path(folder)
             try:
                 for exercise in self.suite.exercises:
-                    results.append(self._grade(exercise))
+                    if self.only is None or exercise.id in self.only:
+                        results.append(self._grade(exercise))
             finally:
                 self._stop()
         return GradeReport(
@@ -133,6 +136,8 @@ class _Session:
             results=results,
             cell_failures=self.cell_failures,
             seed=self.seed,
+            notices=self.notices,
+            execution_time=round(time.monotonic() - self.started, 2),
         )
 
     def _grade(self, exercise: ExerciseTests) -> ExerciseResult:
@@ -150,7 +155,11 @@ class _Session:
         ) -> TestOutcome:
             return self._lost(lost, exercise, test)
 
-        return run_exercise(exercise, run, self.timeout, on_lost)
+        result = run_exercise(exercise, run, self.timeout, on_lost)
+        private = {t.name for t in exercise.tests if t.private}
+        for outcome in result.tests:
+            outcome.private = outcome.name in private
+        return result
 
     def _out_of_time(self, exercise: ExerciseTests) -> ExerciseResult:
         message = f"not graded: the grading time limit ({self.total:g} s) ran out"
@@ -394,6 +403,7 @@ def grade(
     total_timeout: float | None = TOTAL_TIMEOUT,
     seed: int | None = None,
     limits: Limits | None = None,
+    exercises: Iterable[str] | None = None,
 ) -> GradeReport:
     """Grade a notebook: its code in a sandboxed worker, each exercise's judges here.
 
@@ -401,7 +411,9 @@ def grade(
     its tests from the chapter's test module (or ``test_files``) plus every ``test_*.py``
     in ``extra_test_dirs`` (private tests). Each exercise gets ``timeout`` seconds, each
     cell ``cell_timeout`` seconds while the notebook loads, and all of it
-    ``total_timeout``; ``seed`` fixes the inputs the judges draw. Raises
+    ``total_timeout``; ``seed`` fixes the inputs the judges draw; ``exercises`` (ids)
+    grades only those (a regrade). A notebook whose metadata names another chapter than
+    ``chapter`` is graded as ``chapter``, and the report says so first. Raises
     :class:`NotebookError` for a missing or invalid notebook or an unknown chapter,
     :class:`GradingError` when the tests cannot be loaded.
     """
@@ -409,14 +421,42 @@ def grade(
     if path.is_symlink():  # a submission that links to the solutions, or to another's
         raise NotebookError(f"{path} is a symbolic link: grade the notebook file itself")
     cells = code_cells(path)  # a missing or invalid notebook fails here, with a clear message
+    notices = []
     if chapter is None:
         chapter = find_chapter(path)
+    else:
+        named = notebook_chapter(path)
+        if named is not None and named != chapter.id:
+            notices.append(wrong_chapter_notice(named, chapter))
+    only = None
+    if exercises is not None:
+        only = set(exercises)
+        unknown = sorted(only - {e.id for e in chapter.exercises})
+        if unknown:
+            raise NotebookError(
+                f"chapter {chapter.id} has no exercise {', '.join(unknown)}; its exercises are "
+                f"{', '.join(e.id for e in chapter.exercises)}"
+            )
     files, private = chapter_test_files(chapter, test_files, extra_test_dirs)
     suite = collect_suite(files, chapter.exercises, private)
     session = _Session(
         path, cells, chapter, suite, timeout, cell_timeout, total_timeout, seed, limits or Limits()
     )
+    session.only, session.notices = only, notices
     return session.run()
+
+
+def wrong_chapter_notice(named: str, chapter: manifest.Chapter) -> str:
+    """What the report says first when the notebook is of another chapter."""
+    try:
+        title = f" ({manifest.chapter(named).title})"
+    except KeyError:
+        title = ""
+    return (
+        f"WRONG CHAPTER: this notebook's metadata says chapter {clean_text(named, 20)}{title}, "
+        f"but it was graded as chapter {chapter.id} ({chapter.title}); was the right file "
+        "uploaded?"
+    )
 
 
 STARTUP_RETRIES = 3

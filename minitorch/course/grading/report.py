@@ -33,6 +33,10 @@ class GradeReport:
     results: list[ExerciseResult]
     cell_failures: list[CellFailure] = field(default_factory=list)
     seed: int | None = None
+    #: What the reader must see before the table (a notebook of another chapter, say).
+    notices: list[str] = field(default_factory=list)
+    #: Seconds the grading run took.
+    execution_time: float | None = None
 
     @property
     def score(self) -> float:
@@ -86,7 +90,7 @@ class GradeReport:
 
     def text(self, width: int | None = WIDTH) -> str:
         """What the grade command prints: summary, failed cells, the table."""
-        lines = [self.summary()]
+        lines = [*self.notices, self.summary()]
         if self.cell_failures:
             lines.append("Cells that failed while the notebook loaded:")
             cut = 10**6 if width is None else width - 2
@@ -94,20 +98,30 @@ class GradeReport:
         lines += ["", self.table(width)]
         return "\n".join(lines)
 
-    def to_gradescope(self) -> dict[str, Any]:
-        """The report in Gradescope's results.json format."""
-        output = self.summary()
+    def to_gradescope(self, private_visibility: str = "after_due_date") -> dict[str, Any]:
+        """The report in Gradescope's results.json format: one test per exercise (its
+        ``number`` is the exercise id), plus one per exercise with private tests, whose
+        points and messages students see as ``private_visibility`` says."""
+        output = "\n".join([*self.notices, self.summary()])
         if self.seed is not None:
             output += f"\nInputs drawn with seed {self.seed}."
         if self.cell_failures:
             output += "\nCells that failed while the notebook loaded:\n"
             output += "\n".join(f"- {f}" for f in self.cell_failures)
-        return {
+        tests = []
+        for r in self.results:
+            tests += _gradescope_tests(r, private_visibility)
+        results: dict[str, Any] = {
             "score": self.score,
             "max_score": self.max_score,
             "output": output,
-            "tests": [_gradescope_test(r) for r in self.results],
+            "tests": tests,
+            "seed": self.seed,
+            "chapter": self.chapter,
         }
+        if self.execution_time is not None:
+            results["execution_time"] = self.execution_time
+        return results
 
     def write_json(self, path: str | Path) -> None:
         """Write :meth:`to_gradescope` to ``path`` (results.json)."""
@@ -115,14 +129,41 @@ class GradeReport:
         Path(path).write_text(text, encoding="utf-8")
 
 
-def _gradescope_test(r: ExerciseResult) -> dict[str, Any]:
-    lines = [r.status + (f": {r.reason}" if r.reason else "")]
-    for t in r.tests:
+def _gradescope_tests(r: ExerciseResult, private_visibility: str) -> list[dict[str, Any]]:
+    """The exercise's public tests as one Gradescope test and, if it has private ones,
+    those as another, each with its share of the exercise's points."""
+    private = [t for t in r.tests if t.private]
+    public = [t for t in r.tests if not t.private]
+    if not private:
+        return [_gradescope_test(r, public, r.score, r.max_score, "visible", "")]
+    n = len(r.tests)
+    hidden_max = round(r.max_score * len(private) / n, 2)
+    passed = sum(t.status == PASSED for t in private)
+    hidden = round(r.max_score * passed / n, 2) if r.score else 0.0
+    return [
+        _gradescope_test(r, public, round(r.score - hidden, 2), r.max_score - hidden_max),
+        _gradescope_test(r, private, hidden, hidden_max, private_visibility, " (private tests)"),
+    ]
+
+
+def _gradescope_test(
+    r: ExerciseResult,
+    tests: list,
+    score: float,
+    max_score: float,
+    visibility: str = "visible",
+    suffix: str = "",
+) -> dict[str, Any]:
+    lines = [] if suffix else [r.status + (f": {r.reason}" if r.reason else "")]
+    for t in tests:
         lines.append(f"  {t.status}: {t.name}" + (f": {t.message}" if t.message else ""))
+    passed = r.status == PASSED and all(t.status == PASSED for t in tests)
     return {
-        "name": f"{r.id} {r.title}",
-        "score": r.score,
-        "max_score": r.max_score,
-        "status": "passed" if r.status == PASSED else "failed",
+        "name": f"{r.id} {r.title}{suffix}",
+        "number": r.id,
+        "score": score,
+        "max_score": round(max_score, 2),
+        "status": "passed" if passed else "failed",
         "output": "\n".join(lines),
+        "visibility": visibility,
     }

@@ -25,13 +25,16 @@ class TestOutcome:
     name: str
     status: str
     message: str = ""
+    #: A private test's (an instructor's ``--tests`` folder): reported, but shown to
+    #: students only after the due date (Gradescope's ``visibility``).
+    private: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TestOutcome:
-        return cls(data["name"], data["status"], data.get("message", ""))
+        return cls(data["name"], data["status"], data.get("message", ""), bool(data.get("private")))
 
 
 @dataclass

@@ -1,0 +1,147 @@
+"""The Gradescope autograder: the zip built, then run end to end in a folder laid out as
+Gradescope's container is (source/, submission/, results/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from minitorch.course import manifest
+from minitorch.grade import main
+
+CH01 = manifest.chapter("01")
+
+PRIVATE_TEST = """
+from minitorch.course.grading import exercise, probe
+
+
+@probe
+def strides_of(nb, shape):
+    return list(nb.contiguous_strides(shape))
+
+
+@exercise("01.1")
+def test_private_strides_of_a_wide_shape(run):
+    assert run(strides_of, (2, 3, 4)) == [12, 4, 1], "contiguous_strides((2, 3, 4))"
+"""
+
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("autograder")
+    private = folder / "private"
+    private.mkdir()
+    (private / "test_private_01.py").write_text(PRIVATE_TEST, encoding="utf-8")
+    zip_path = folder / "autograder.zip"
+    assert (
+        main(["gradescope", "--chapter", "01", "--tests", str(private), "-o", str(zip_path)]) == 0
+    )
+    return zip_path
+
+
+def _gradescope_root(tmp_path: Path, zip_path: Path, files: dict[str, bytes | Path]) -> Path:
+    """/autograder as Gradescope lays it out: the zip unpacked in source/, run_autograder
+    beside it, the upload in submission/."""
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(root / "source")
+        for info in zf.infolist():  # zipfile drops the mode bits: put them back
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(root / "source" / info.filename, stat.S_IMODE(mode))
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    for name, content in files.items():
+        target = root / "submission" / name
+        if isinstance(content, Path):
+            shutil.copy(content, target)
+        else:
+            target.write_bytes(content)
+    return root
+
+
+def _run(root: Path) -> dict:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+# catches: a zip without Gradescope's two scripts at its top (or not executable), without
+# the course it was built from, or without the private tests
+def test_the_zip_holds_what_gradescope_runs(autograder):
+    with zipfile.ZipFile(autograder) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        info = json.loads(zf.read("autograder.json"))
+        setup = zf.read("setup.sh").decode()
+        run = zf.read("run_autograder").decode()
+    assert {"setup.sh", "run_autograder", "autograder.json"} <= names
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+    assert "course/pyproject.toml" in names and "course/minitorch/__init__.py" in names
+    assert "course/minitorch/course/grading/grader.py" in names
+    assert "course/tests/exercises/test_01_tensors.py" in names
+    assert "course/tests/exercises/test_02_autograd.py" not in names
+    assert "private/0/test_private_01.py" in names
+    assert not any("__pycache__" in n or n.startswith("course/solutions") for n in names)
+    assert (info["chapter"], info["private_visibility"]) == ("01", "after_due_date")
+    assert '"/autograder/source/course[course]"' in setup
+    assert "--chapter 01" in run and "AUTOGRADER_ROOT" in run
+
+
+# catches: an upload under another name not found, private tests shown before the due
+# date, no execution time or seed in results.json
+def test_a_solved_notebook_under_any_name_gets_full_marks(tmp_path, autograder):
+    root = _gradescope_root(tmp_path, autograder, {"My Homework (final).ipynb": CH01.solution})
+    results = _run(root)
+    assert (results["score"], results["max_score"]) == (20, 20)
+    assert results["execution_time"] > 0 and isinstance(results["seed"], int)
+    private = [t for t in results["tests"] if t["name"].endswith("(private tests)")]
+    assert [t["number"] for t in private] == ["01.1"]
+    assert private[0]["visibility"] == "after_due_date" and private[0]["score"] > 0
+    public = [t for t in results["tests"] if t not in private]
+    assert all(t["visibility"] == "visible" for t in public)
+    assert [t["number"] for t in public] == [e.id for e in CH01.exercises]
+    for folder in (root / "source" / "private", root / "source" / "course" / "tests"):
+        assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0, f"{folder} readable by others"
+
+
+def test_a_blank_notebook_gets_nothing_and_says_why(tmp_path, autograder):
+    root = _gradescope_root(tmp_path, autograder, {"hw.ipynb": CH01.exercise_notebook})
+    results = _run(root)
+    assert results["score"] == 0
+    assert "still raises NotImplementedError" in results["tests"][0]["output"]
+
+
+# catches: run_autograder crashing (no results.json: Gradescope shows an error to the
+# student) on an upload that is no notebook
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"answers.py": b"print('hi')\n"}, "No notebook was found in your submission"),
+        ({"hw.ipynb": b"{ not a notebook"}, "hw.ipynb was not graded"),
+        ({}, "No notebook was found"),
+    ],
+)
+def test_an_upload_that_is_no_notebook_gets_a_message(tmp_path, autograder, files, message):
+    results = _run(_gradescope_root(tmp_path, autograder, files))
+    assert results["score"] == 0 and results["max_score"] == 20
+    assert message in results["output"]
+
+
+def test_bad_build_options_are_refused(tmp_path, capsys):
+    assert main(["gradescope", "--chapter", "42", "-o", str(tmp_path / "a.zip")]) == 2
+    assert "42" in capsys.readouterr().err
+    args = ["gradescope", "--chapter", "01", "--tests", str(tmp_path / "none")]
+    assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
+    assert "no such folder" in capsys.readouterr().err
