@@ -264,6 +264,14 @@ def test_every_converted_op_name_is_a_real_op():
     assert unknown == [], f"converters for ops minitorch does not have: {unknown}"
 
 
+def test_every_elementwise_op_exports():
+    # catches: an op given a scalar formula (so the fusers take it) that ONNX export misses
+    from minitorch.ops.registry import elementwise
+
+    missing = [name for name in elementwise() if name not in mt_onnx.CONVERTERS]
+    assert missing == [], f"elementwise ops without an ONNX converter: {missing}"
+
+
 # --- dynamic axes ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_a_dynamic_batch_runs_at_other_batch_sizes(tmp_path, name):
