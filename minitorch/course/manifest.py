@@ -32,11 +32,14 @@ ROOT = course_root()
 
 @dataclass(frozen=True)
 class Exercise:
-    """One graded exercise: a stable id such as ``"01.3"``, a title and its points."""
+    """One graded exercise: a stable id such as ``"01.3"``, a title and its points, and the
+    package pieces it re-implements (``"minitorch.optim.adam:Adam.step"``: module, then the
+    attribute path), which its chapter's lesson must not show."""
 
     id: str
     title: str
     points: int
+    pieces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,13 +83,24 @@ CHAPTERS: tuple[Chapter, ...] = (
         "tensors",
         "Tensors: storage, strides, views and broadcasting",
         (
-            Exercise("01.1", "Strides of a contiguous shape", 2),
-            Exercise("01.2", "Index to storage position", 2),
-            Exercise("01.3", "Storage position back to an index", 2),
-            Exercise("01.4", "broadcast_shapes", 3),
-            Exercise("01.5", "Broadcast an output index to an input index", 3),
-            Exercise("01.6", "permute as a stride shuffle", 3),
-            Exercise("01.7", "Sum along a dim over raw storage", 5),
+            Exercise(
+                "01.1", "Strides of a contiguous shape", 2, ("minitorch.shape:contiguous_strides",)
+            ),
+            Exercise(
+                "01.2", "Index to storage position", 2, ("minitorch.shape:index_to_position",)
+            ),
+            Exercise(
+                "01.3", "Storage position back to an index", 2, ("minitorch.shape:unravel_index",)
+            ),
+            Exercise("01.4", "broadcast_shapes", 3, ("minitorch.shape:broadcast_shapes",)),
+            Exercise(
+                "01.5",
+                "Broadcast an output index to an input index",
+                3,
+                ("minitorch.shape:broadcast_index",),
+            ),
+            Exercise("01.6", "permute as a stride shuffle", 3, ("minitorch.ops.views:Permute",)),
+            Exercise("01.7", "Sum along a dim over raw storage", 5, ("minitorch.ops.reduce:Sum",)),
         ),
     ),
     Chapter(
@@ -94,15 +108,58 @@ CHAPTERS: tuple[Chapter, ...] = (
         "autograd",
         "Autograd: a reverse-mode engine",
         (
-            Exercise("02.1", "Backward of mul and div", 3),
-            Exercise("02.2", "Backward of exp and log", 2),
-            Exercise("02.3", "unbroadcast: sum a gradient back to a shape", 3),
-            Exercise("02.4", "Backward of batched matmul", 3),
-            Exercise("02.5", "Backward of sum with dim and keepdim", 3),
-            Exercise("02.6", "Topological order of the graph", 4),
-            Exercise("02.7", "The backward pass: accumulate into leaves", 5),
+            Exercise(
+                "02.1",
+                "Backward of mul and div",
+                3,
+                (
+                    "minitorch.ops.elementwise:Mul.backward",
+                    "minitorch.ops.elementwise:Div.backward",
+                ),
+            ),
+            Exercise(
+                "02.2",
+                "Backward of exp and log",
+                2,
+                (
+                    "minitorch.ops.elementwise:Exp.backward",
+                    "minitorch.ops.elementwise:Log.backward",
+                ),
+            ),
+            Exercise(
+                "02.3",
+                "unbroadcast: sum a gradient back to a shape",
+                3,
+                ("minitorch.ops.elementwise:unbroadcast",),
+            ),
+            Exercise(
+                "02.4", "Backward of batched matmul", 3, ("minitorch.ops.linalg:MatMul.backward",)
+            ),
+            Exercise(
+                "02.5",
+                "Backward of sum with dim and keepdim",
+                3,
+                ("minitorch.ops.reduce:Sum.backward",),
+            ),
+            Exercise(
+                "02.6",
+                "Topological order of the graph",
+                4,
+                ("minitorch.autograd.engine:_dependencies",),
+            ),
+            Exercise(
+                "02.7",
+                "The backward pass: accumulate into leaves",
+                5,
+                ("minitorch.autograd.engine:_run",),
+            ),
             Exercise("02.8", "A custom Function: clipped gradient", 2),
-            Exercise("02.9", "Central-difference gradcheck", 3),
+            Exercise(
+                "02.9",
+                "Central-difference gradcheck",
+                3,
+                ("minitorch.autograd.gradcheck:gradcheck",),
+            ),
         ),
     ),
     Chapter(
@@ -110,13 +167,25 @@ CHAPTERS: tuple[Chapter, ...] = (
         "modules",
         "Modules, optimizers, data and a real training run",
         (
-            Exercise("03.1", "named_parameters: walk the module tree", 3),
-            Exercise("03.2", "Linear: forward and PyTorch's init", 3),
-            Exercise("03.3", "Stable cross-entropy", 3),
-            Exercise("03.4", "SGD with momentum", 3),
-            Exercise("03.5", "The Adam update", 3),
-            Exercise("03.6", "clip_grad_norm_", 3),
-            Exercise("03.7", "A shuffling, batching DataLoader", 3),
+            Exercise(
+                "03.1",
+                "named_parameters: walk the module tree",
+                3,
+                ("minitorch.nn.module:Module.named_parameters",),
+            ),
+            Exercise(
+                "03.2", "Linear: forward and PyTorch's init", 3, ("minitorch.nn.linear:Linear",)
+            ),
+            Exercise("03.3", "Stable cross-entropy", 3, ("minitorch.nn.functional:cross_entropy",)),
+            Exercise("03.4", "SGD with momentum", 3, ("minitorch.optim.sgd:SGD.step",)),
+            Exercise("03.5", "The Adam update", 3, ("minitorch.optim.adam:Adam.step",)),
+            Exercise("03.6", "clip_grad_norm_", 3, ("minitorch.nn.utils:clip_grad_norm_",)),
+            Exercise(
+                "03.7",
+                "A shuffling, batching DataLoader",
+                3,
+                ("minitorch.data.dataloader:DataLoader",),
+            ),
             Exercise("03.8", "The training loop", 4),
         ),
     ),
@@ -125,12 +194,35 @@ CHAPTERS: tuple[Chapter, ...] = (
         "amp",
         "Mixed precision: float16, bfloat16, autocast and loss scaling",
         (
-            Exercise("04.1", "Non-finite gradients across the parameters", 2),
-            Exercise("04.2", "The scale update rule", 3),
-            Exercise("04.3", "unscale_", 3),
-            Exercise("04.4", "Choosing an op's dtype under autocast", 3),
-            Exercise("04.5", "A loss scaler that skips bad steps", 4),
-            Exercise("04.6", "A mixed-precision training loop", 4),
+            Exercise(
+                "04.1",
+                "Non-finite gradients across the parameters",
+                2,
+                ("minitorch.amp.grad_scaler:non_finite_check_and_unscale_",),
+            ),
+            Exercise(
+                "04.2", "The scale update rule", 3, ("minitorch.amp.grad_scaler:update_scale",)
+            ),
+            Exercise("04.3", "unscale_", 3, ("minitorch.amp.grad_scaler:GradScaler.unscale_",)),
+            Exercise(
+                "04.4",
+                "Choosing an op's dtype under autocast",
+                3,
+                ("minitorch.amp.autocast_mode:cast_inputs",),
+            ),
+            Exercise(
+                "04.5",
+                "A loss scaler that skips bad steps",
+                4,
+                (
+                    "minitorch.amp.grad_scaler:GradScaler.scale",
+                    "minitorch.amp.grad_scaler:GradScaler.step",
+                    "minitorch.amp.grad_scaler:GradScaler.update",
+                ),
+            ),
+            Exercise(
+                "04.6", "A mixed-precision training loop", 4, ("minitorch.course.digits:train",)
+            ),
         ),
     ),
     Chapter(
@@ -138,12 +230,43 @@ CHAPTERS: tuple[Chapter, ...] = (
         "jit",
         "Tracing and scripting: an IR, passes, save/load and compile",
         (
-            Exercise("05.1", "Record an op into the graph", 3),
-            Exercise("05.2", "The interpreter's loop", 3),
-            Exercise("05.3", "Dead-code elimination", 3),
-            Exercise("05.4", "Constant folding", 3),
-            Exercise("05.5", "Common-subexpression elimination", 3),
-            Exercise("05.6", "Group elementwise chains for fusion", 4),
+            Exercise(
+                "05.1", "Record an op into the graph", 3, ("minitorch.jit.tracer:Tracer.on_apply",)
+            ),
+            Exercise("05.2", "The interpreter's loop", 3, ("minitorch.jit.interpreter:run_block",)),
+            Exercise(
+                "05.3",
+                "Dead-code elimination",
+                3,
+                (
+                    "minitorch.jit.passes:eliminate_dead_code",
+                    "minitorch.jit.passes:_dce_block",
+                ),
+            ),
+            Exercise(
+                "05.4",
+                "Constant folding",
+                3,
+                (
+                    "minitorch.jit.passes:fold_constants",
+                    "minitorch.jit.passes:_fold_block",
+                ),
+            ),
+            Exercise(
+                "05.5",
+                "Common-subexpression elimination",
+                3,
+                (
+                    "minitorch.jit.passes:eliminate_common_subexpressions",
+                    "minitorch.jit.passes:_cse_block",
+                ),
+            ),
+            Exercise(
+                "05.6",
+                "Group elementwise chains for fusion",
+                4,
+                ("minitorch.jit.fusion:group_elementwise",),
+            ),
             Exercise("05.7", "The guard check", 3),
         ),
     ),
@@ -152,12 +275,40 @@ CHAPTERS: tuple[Chapter, ...] = (
         "ddp",
         "Distributed data parallel: collectives by hand, DDP on real engines",
         (
-            Exercise("06.1", "Ring reduce-scatter over send/recv", 3),
-            Exercise("06.2", "Ring all-gather", 2),
-            Exercise("06.3", "Ring all-reduce and its traffic", 2),
-            Exercise("06.4", "DistributedSampler's share of an epoch", 3),
-            Exercise("06.5", "Bucket assignment in reverse order", 3),
-            Exercise("06.6", "A bucket filled by post-accumulate-grad hooks", 3),
+            Exercise(
+                "06.1",
+                "Ring reduce-scatter over send/recv",
+                3,
+                ("minitorch.distributed.ring:ring_reduce_scatter",),
+            ),
+            Exercise("06.2", "Ring all-gather", 2, ("minitorch.distributed.ring:ring_all_gather",)),
+            Exercise(
+                "06.3",
+                "Ring all-reduce and its traffic",
+                2,
+                ("minitorch.distributed.ring:ring_all_reduce",),
+            ),
+            Exercise(
+                "06.4",
+                "DistributedSampler's share of an epoch",
+                3,
+                ("minitorch.distributed.sampler:shard_indices",),
+            ),
+            Exercise(
+                "06.5",
+                "Bucket assignment in reverse order",
+                3,
+                ("minitorch.distributed.buckets:assign_buckets",),
+            ),
+            Exercise(
+                "06.6",
+                "A bucket filled by post-accumulate-grad hooks",
+                3,
+                (
+                    "minitorch.distributed.ddp:DistributedDataParallel._grad_ready",
+                    "minitorch.distributed.ddp:DistributedDataParallel._launch_ready_buckets",
+                ),
+            ),
             Exercise("06.7", "Averaging gradients over ranks", 2),
             Exercise("06.8", "Gradient accumulation with no_sync", 3),
         ),
@@ -169,10 +320,33 @@ CHAPTERS: tuple[Chapter, ...] = (
         (
             Exercise("07.1", "The global thread index and the bounds guard", 2),
             Exercise("07.2", "A strided, broadcasting elementwise kernel", 3),
-            Exercise("07.3", "A shared-memory reduction tree", 4),
-            Exercise("07.4", "Softmax along the last dim", 4),
-            Exercise("07.5", "Tiled matrix multiplication", 5),
-            Exercise("07.6", "A fused elementwise kernel from a graph", 3),
+            Exercise(
+                "07.3",
+                "A shared-memory reduction tree",
+                4,
+                (
+                    "minitorch.cuda.kernels.reduce:block_sum_kernel",
+                    "minitorch.cuda.kernels.reduce:block_sum_warp_kernel",
+                ),
+            ),
+            Exercise(
+                "07.4",
+                "Softmax along the last dim",
+                4,
+                ("minitorch.cuda.kernels.softmax:softmax_kernel",),
+            ),
+            Exercise(
+                "07.5",
+                "Tiled matrix multiplication",
+                5,
+                ("minitorch.cuda.kernels.matmul:tiled_kernel",),
+            ),
+            Exercise(
+                "07.6",
+                "A fused elementwise kernel from a graph",
+                3,
+                ("minitorch.cuda.fusion:fused_lines",),
+            ),
         ),
     ),
 )
