@@ -139,7 +139,7 @@ def grade_submission(
     chapter = manifest.chapter(chapter_id)
     folder = Path(out) / _safe(student)
     folder.mkdir(parents=True, exist_ok=True)
-    previous = _read_json(folder / "results.json") if exercise else None
+    previous = read_json(folder / "results.json") if exercise else None
     if previous is not None and seed is None:
         seed = previous.get("seed")
     started = time.monotonic()
@@ -151,10 +151,10 @@ def grade_submission(
     try:
         report = grade(path, **options)
     except NotebookError as err:
-        results = _failed_results(chapter, f"{Path(path).name} was not graded: {err}")
+        results = ungraded_results(chapter, f"{Path(path).name} was not graded: {err}")
         status, reason = NOT_A_NOTEBOOK, str(err)
     except GradingError as err:
-        results = _failed_results(chapter, f"{Path(path).name} could not be graded: {err}")
+        results = ungraded_results(chapter, f"{Path(path).name} could not be graded: {err}")
         status, reason = ERROR, str(err)
     else:
         results = report.to_gradescope()
@@ -175,7 +175,7 @@ def grade_submission(
     return row(student, path, chapter, results, status, reason)
 
 
-def _failed_results(chapter: manifest.Chapter, message: str) -> dict[str, Any]:
+def ungraded_results(chapter: manifest.Chapter, message: str) -> dict[str, Any]:
     """results.json for a submission that could not be graded: 0 points, and why."""
     return {
         "score": 0.0,
@@ -202,7 +202,8 @@ def merge_results(old: dict, new: dict, exercises: Sequence[str]) -> dict:
     return merged
 
 
-def _read_json(path: Path) -> dict | None:
+def read_json(path: Path) -> dict | None:
+    """A JSON file's object, or None when it is missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from minitorch.course import manifest
+from minitorch.course.batch import read_json, ungraded_results
 
 #: Gradescope's values for a test's visibility.
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -186,17 +187,17 @@ def run(root: str | Path, chapter: manifest.Chapter, tests: Sequence[str] = ()) 
 
     root = Path(root)
     started = time.monotonic()
-    info = _read_info(root / "source" / "autograder.json")
+    info = read_json(root / "source" / "autograder.json") or {}
     notebook, note = find_notebook(root / "submission", chapter)
     if notebook is None:
-        results = _zero(chapter, note)
+        results = ungraded_results(chapter, note)
     else:
         try:
             report = grade(notebook, chapter=chapter, extra_test_dirs=list(tests))
         except NotebookError as err:
-            results = _zero(chapter, f"{notebook.name} was not graded: {err}")
+            results = ungraded_results(chapter, f"{notebook.name} was not graded: {err}")
         except GradingError as err:
-            results = _zero(chapter, f"{notebook.name} could not be graded: {err}")
+            results = ungraded_results(chapter, f"{notebook.name} could not be graded: {err}")
         else:
             results = report.to_gradescope(info.get("private_visibility", "after_due_date"))
             if note:
@@ -206,25 +207,6 @@ def run(root: str | Path, chapter: manifest.Chapter, tests: Sequence[str] = ()) 
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
-
-
-def _zero(chapter: manifest.Chapter, message: str) -> dict[str, Any]:
-    return {
-        "score": 0.0,
-        "max_score": float(chapter.max_score),
-        "output": message,
-        "tests": [],
-        "chapter": chapter.id,
-        "seed": None,
-    }
-
-
-def _read_info(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 # --- the commands ----------------------------------------------------------------------------
