@@ -8,7 +8,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 
 def plot_grid_over_matrix(rows: int, cols: int, block: tuple[int, int]) -> Any:
@@ -136,23 +136,33 @@ def plot_roofline(intensity: dict[str, float], peak_tflops: float, bandwidth_tbs
 
 
 def plot_fusion_traffic(traffic: dict[str, list[tuple[str, int, int]]], elements: int) -> Any:
-    """Global reads and writes, in whole-array passes, of each launch: unfused vs fused."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    """Global reads and writes, in whole-array passes, of each launch: unfused vs fused.
+    Reads are blue, writes orange and hatched; each launch is framed and named above it."""
+    fig, ax = plt.subplots(figsize=(7, 3.4))
     labels = list(traffic)
+    styles = {"reads": ("#6baed6", None), "writes": ("#fd8d3c", "//")}
     for row, label in enumerate(labels):
         left = 0.0
         for kernel, reads, writes in traffic[label]:
-            for amount, color, hatch in ((reads, "#6baed6", None), (writes, "#fd8d3c", "//")):
+            start = left
+            for what, amount in (("reads", reads), ("writes", writes)):
+                color, hatch = styles[what]
                 width = amount / elements
-                ax.barh(row, width, left=left, color=color, edgecolor="black", hatch=hatch)
+                ax.barh(row, width, left=left, height=0.6, color=color, edgecolor="black",
+                        hatch=hatch, lw=0.6)  # fmt: skip
                 left += width
-            ax.text(left - 0.05, row + 0.32, kernel, ha="right", fontsize=7)
+            ax.barh(
+                row, left - start, left=start, height=0.6, fill=False, edgecolor="black", lw=1.8
+            )
+            ax.text((start + left) / 2, row - 0.34, kernel, ha="center", va="bottom", fontsize=8)
     ax.set_yticks(range(len(labels)), labels)
-    ax.invert_yaxis()
+    ax.set_ylim(len(labels) - 0.5, -0.75)  # top to bottom, with room for the launch names
     ax.set_xlabel(f"global memory traffic, in passes over {elements} elements")
-    ax.barh([], [], color="#6baed6", label="reads")
-    ax.barh([], [], color="#fd8d3c", hatch="//", label="writes")
-    ax.legend(fontsize=8, loc="lower right")
+    handles = [
+        Patch(facecolor=color, edgecolor="black", hatch=hatch, label=f"{what} (global memory)")
+        for what, (color, hatch) in styles.items()
+    ]
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
     ax.set_title("exp(x * y) + 1: what fusion saves (simulator counts)", fontsize=10)
     fig.tight_layout()
     return fig

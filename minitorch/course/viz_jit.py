@@ -47,20 +47,50 @@ def draw_graph(graph: Graph, ax: Any, title: str = "", show_attrs: bool = False)
             where[v] = len(rows)
         rows.append((_kind(node.op), label, sources))
     n = len(rows)
+    # hidden parameters and constants leave fewer rows; a long graph gets smaller boxes
+    fontsize = 8 if n <= 20 else 7 if n <= 32 else 6
+    # arrows end at the boxes' edges: half a box's height, in rows (the axes' height is
+    # known now; a later tight_layout changes it a little)
+    rows_per_point = (n + 0.4) * ax.figure.dpi / 72 / ax.get_window_extent().height
+    gap = min(0.45, (0.9 * fontsize + 1) * rows_per_point)
     for i, (kind, label, sources) in enumerate(rows):
         y = n - i
         ax.text(
-            0.5, y, label, ha="center", va="center", fontsize=8, family="monospace",
+            0.5, y, label, ha="center", va="center", fontsize=fontsize, family="monospace",
             bbox={"boxstyle": "round,pad=0.3", "fc": COLORS[kind], "ec": "#555555"},
         )  # fmt: skip
         for s in sources:
-            bend = 0.0 if s == i - 1 else 0.35 + 0.05 * (i - s)
-            ax.annotate(
-                "", xy=(0.5, y + 0.25), xytext=(0.5, n - s - 0.25),
-                arrowprops={"arrowstyle": "->", "color": "#777777", "lw": 0.8,
-                            "connectionstyle": f"arc3,rad={bend}"},
-            )  # fmt: skip
-    ax.set_xlim(-0.6, 1.6)
+            ax.add_patch(_arrow(n - s - gap, y + gap, i - s, side=1 if s % 2 else -1))
+    ax.set_xlim(0.5 - _HALF_WIDTH, 0.5 + _HALF_WIDTH)
     ax.set_ylim(0.3, n + 0.7)
     ax.axis("off")
     ax.set_title(title or f"{n - len(graph.inputs)} nodes", fontsize=10)
+
+
+_HALF_WIDTH = 1.1  # the axes span 0.5 +- this, in data units
+_MAX_BEND = 0.9  # the farthest an arrow strays from the centre line: inside the axes
+
+
+def _arrow(y_from: float, y_to: float, span: int, side: int) -> Any:
+    """An arrow on the centre line from ``y_from`` down to ``y_to``: straight to the next
+    row, else a curve to one side whose bulge grows with the rows it skips but is capped,
+    in data units, so that it stays inside the axes however long the graph is."""
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.path import Path
+
+    start, end = (0.5, y_from), (0.5, y_to)
+    if span == 1:
+        path = Path([start, end], [Path.MOVETO, Path.LINETO])
+    else:
+        bulge = side * min(0.25 + 0.08 * (span - 2), _MAX_BEND)
+        # a cubic Bezier with both control points 4/3 * bulge to the side strays by bulge;
+        # leaving and arriving a little steeply, it stays clear of the neighbouring boxes
+        steep = min(0.3 * span, 1.5)
+        x = 0.5 + bulge * 4 / 3
+        path = Path(
+            [start, (x, start[1] - steep), (x, end[1] + steep), end],
+            [Path.MOVETO, Path.CURVE4, Path.CURVE4, Path.CURVE4],
+        )
+    return FancyArrowPatch(
+        path=path, arrowstyle="->", mutation_scale=8, color="#777777", lw=0.8, zorder=2
+    )
