@@ -54,6 +54,7 @@ POLICY: dict[str, dict[str, str]] = {
     "cpu": {
         "matmul": LOWER_PRECISION,
         "linear": LOWER_PRECISION,
+        "conv2d": LOWER_PRECISION,
         "mse_loss": FP32,
         "nll_loss": FP32,
         "cross_entropy": FP32,
@@ -64,6 +65,7 @@ POLICY: dict[str, dict[str, str]] = {
     "cuda": {
         "matmul": LOWER_PRECISION,
         "linear": LOWER_PRECISION,
+        "conv2d": LOWER_PRECISION,
         "exp": FP32,
         "log": FP32,
         "pow": FP32,

@@ -335,10 +335,13 @@ class GlobalArray:
 class SharedArray:
     """Shared memory of one block: a 1-d array, checked for races between barriers."""
 
-    __slots__ = ("name", "data", "size", "kind", "w_epoch", "w_tid", "r_epoch", "r_tid")
+    __slots__ = (
+        "name", "data", "size", "kind", "nbytes", "w_epoch", "w_tid", "r_epoch", "r_tid"
+    )  # fmt: skip
 
     def __init__(self, name: str, dtype: np.dtype, size: int) -> None:
         self.name, self.size, self.kind = name, size, dtype.kind
+        self.nbytes = size * dtype.itemsize  # what it takes of the block's shared memory
         self.data: list = [float("nan") if dtype.kind == "f" else 0] * size
         self.w_epoch = [-1] * size
         self.w_tid = [_NOBODY] * size
@@ -453,7 +456,7 @@ def shared_memory(dtype: Any, size: Any) -> SharedArray:
     k = launch.shared_calls[state.tid]
     launch.shared_calls[state.tid] = k + 1
     if k == len(launch.shared):
-        used = sum(a.size for a in launch.shared) * 8 + size * dt.itemsize
+        used = sum(a.nbytes for a in launch.shared) + size * dt.itemsize
         if used > MAX_SHARED_BYTES:
             raise LaunchConfigError(
                 f"kernel `{launch.name}` asks for {used} bytes of shared memory per block; a "

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..autograd import is_grad_enabled
+from ..checks import as_bool, as_number
 from ..tensor import Tensor
 from .interpreter import run_graph
 from .ir import Graph, Node, Value
@@ -471,6 +472,9 @@ def compile(  # noqa: A001 - PyTorch's name
     """Compile a function or Module: trace, optimize and cache a graph per input signature,
     guarded; graph breaks at data-dependent control flow. Usable as ``@minitorch.compile``
     or ``@minitorch.compile(fullgraph=True)``."""
+    as_number(cache_size_limit, "minitorch.compile", "cache_size_limit", low=1, integer=True)
+    as_bool(fullgraph, "minitorch.compile", "fullgraph")
+    as_bool(optimize, "minitorch.compile", "optimize")
     if fn is None:
         return lambda f: compile(
             f, fullgraph=fullgraph, cache_size_limit=cache_size_limit, optimize=optimize

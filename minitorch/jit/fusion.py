@@ -260,18 +260,26 @@ def group_elementwise(graph: Graph) -> list[list[Node]]:
         outside_deps: set[int] = set()
         for v in outside:
             outside_deps |= deps_of(v)
-        chosen = None
-        for g in candidates:
-            if g in outside_deps:
-                continue  # an outside input already depends on g: fusing would loop
-            if chosen is None:
-                chosen = g
-            elif chosen not in {find(x) for x in needs[g]} and g not in {
-                find(x) for x in needs[chosen]
-            }:
-                parent[g] = chosen  # merge g into chosen
-                members[chosen] = members[chosen] + members.pop(g)
-                needs[chosen] |= needs.pop(g)
+
+        def needed_by(h: int) -> set[int]:
+            return {find(x) for x in needs[h]}
+
+        # The node may join a candidate group that no other input depends on (else that
+        # input would be computed from the group and fed back into it: a cycle); all such
+        # groups are independent of each other, so they merge into one.
+        usable = [
+            g
+            for g in candidates
+            if g not in outside_deps and not any(g in needed_by(h) for h in candidates if h != g)
+        ]
+        chosen = usable[0] if usable else None
+        for g in usable[1:]:
+            parent[g] = chosen  # merge g into chosen
+            members[chosen] = members[chosen] + members.pop(g)
+            needs[chosen] |= needs.pop(g)
+        for h in candidates:  # the others feed the node from outside: chosen waits for them
+            if find(h) != chosen:
+                outside_deps |= {find(h)} | needed_by(find(h))
         if chosen is None:
             chosen = len(parent)
             parent.append(chosen)

@@ -331,7 +331,14 @@ def conv2d(
     padding: Any = 0,
     dilation: Any = 1,
 ) -> Tensor:
-    """2-d cross-correlation as one matrix multiply over im2col columns."""
+    """2-d cross-correlation as one matrix multiply over im2col columns (one op for
+    ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch)."""
+    return Convolution2d.apply(x, weight, bias, stride, padding, dilation)
+
+
+def _conv2d(
+    x: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any
+) -> Tensor:
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
             f"conv2d: expected 4-d input and weight, got shapes {x.shape} and {weight.shape}"
@@ -355,6 +362,15 @@ def conv2d(
     out = weight.reshape(out_c, -1) @ cols  # (N, out_c, L)
     out = out.reshape(n, out_c, oh, ow)
     return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+
+
+class Convolution2d(Function):
+    """conv2d as a composite: the unfold, matmul and bias add it is made of record
+    themselves; autocast sees one ``conv2d``."""
+
+    name = "conv2d"
+    kind = "composite"
+    forward = staticmethod(_conv2d)
 
 
 def _tiles(x: Any, kernel: tuple[int, int]) -> Any:
@@ -729,4 +745,5 @@ register(
     NllLoss,
     CrossEntropy,
     BinaryCrossEntropyWithLogits,
+    Convolution2d,
 )

@@ -255,3 +255,14 @@ def test_amp_training_reaches_float32_accuracy_on_the_digits():
         amp = train(precision, epochs=10)
         gap = abs(amp.accuracy[-1] - fp32.accuracy[-1])
         assert gap <= 0.005, f"{precision}: {amp.accuracy[-1]:.4f} vs fp32 {fp32.accuracy[-1]:.4f}"
+
+
+# catches: conv2d left in float32 under CPU autocast (its bias add promoted the lower-precision
+# product back to float32); PyTorch runs the whole conv2d in the lower precision
+@pytest.mark.parametrize("low", [mt.bfloat16, mt.float16])
+def test_conv2d_with_a_bias_runs_in_the_lower_precision_under_cpu_autocast(low):
+    x, w, b = mt.randn(1, 2, 5, 5), mt.randn(3, 2, 3, 3), mt.randn(3)
+    with mt.autocast("cpu", dtype=low):
+        assert mt.nn.functional.conv2d(x, w, b, padding=1).dtype is low
+        assert mt.nn.Conv2d(2, 3, 3)(x).dtype is low
+    assert mt.nn.functional.conv2d(x, w, b).dtype is mt.float32

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import minitorch as mt
@@ -226,6 +226,65 @@ def test_passes_preserve_semantics_on_random_graphs(program, which):
     assert len(new.nodes) <= len(g.nodes)
     for a, b in zip(jit.run_graph(new, [x, y]), f(x, y), strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@st.composite
+def mixed_programs(draw):
+    """Elementwise chains with reductions in between (a sum broadcast back): the graphs
+    where fusing a node into the wrong group feeds a group's own result back into it."""
+    steps = []
+    for _ in range(draw(st.integers(2, 10))):
+        kind = draw(st.sampled_from(["unary", "binary", "binary", "reduce"]))
+        a, b = draw(st.integers(0, 6)), draw(st.integers(0, 6))  # mostly early values, reused
+        op = draw(st.sampled_from(_UNARY if kind == "unary" else _BINARY))
+        steps.append((kind, op, a, b))
+    return steps, draw(st.lists(st.integers(0, 30), min_size=1, max_size=2))
+
+
+def _mixed_program(steps, outputs):
+    def f(x):
+        values = [x]
+        for kind, op, a, b in steps:
+            pick = lambda i: values[i % len(values)]  # noqa: E731
+            if kind == "unary":
+                values.append(getattr(mt, op)(pick(a)) * 0.5)
+            elif kind == "binary":
+                values.append(getattr(mt, op)(pick(a), pick(b)) * 0.5)
+            else:
+                values.append(pick(a).sum() * 0.01 + pick(b))  # a reduction, broadcast back
+        return tuple(values[i % len(values)] for i in outputs)
+
+    return f
+
+
+# catches: fusion that fails ("a cycle") or changes the result on a graph eager runs, such
+# as a = x*2; b = a.exp(); c = a.sum() + b; a * c (issue 19)
+@settings(max_examples=150, deadline=None)
+@given(mixed_programs())
+@example(  # issue 19's graph: a = x*x; b = exp(a); c = sum(a) + b; a * c
+    ([("binary", "mul", 0, 0), ("unary", "exp", 1, 0), ("reduce", "exp", 1, 2),
+      ("binary", "mul", 1, 3)], [4])
+)  # fmt: skip
+def test_compile_with_fusion_matches_eager_forward_and_backward(program):
+    f = _mixed_program(*program)
+    x = mt.tensor([[0.3, -1.2, 2.0], [0.5, 0.25, -0.75]], dtype=mt.float64, requires_grad=True)
+    compiled = mt.compile(f)
+    got, want = compiled(x), f(x)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-12)
+    grads = [mt.autograd.grad(sum(o.sum() for o in outs), [x]) for outs in (got, want)]
+    np.testing.assert_allclose(grads[0][0].numpy(), grads[1][0].numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_fusion_cycle_of_issue_19_is_gone():
+    def f(x):
+        a = x * 2
+        b = a.exp()
+        c = a.sum() + b
+        return a * c
+
+    x = mt.randn(3, 4, dtype=mt.float64)
+    np.testing.assert_allclose(mt.compile(f)(x).numpy(), f(x).numpy(), rtol=1e-12)
 
 
 class MLPBlock(nn.Module):
@@ -475,3 +534,21 @@ def test_compile_guards_on_captured_tensors_being_written():
     scale.mul_(5)
     np.testing.assert_allclose(cf(mt.ones(1)).numpy(), [10.0])
     assert "modified in place" in cf.recompile_reasons[-1]
+
+
+# catches: compile options checked only at the first recompile (cache_size_limit="x"), or a
+# limit of -1 accepted and silently running eagerly
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"cache_size_limit": -1}, ValueError, "cache_size_limit must be >= 1"),
+        ({"cache_size_limit": "x"}, TypeError, "cache_size_limit must be an int, but got str"),
+        ({"cache_size_limit": 2.5}, TypeError, "cache_size_limit must be an int"),
+        ({"fullgraph": "yes"}, TypeError, "fullgraph"),
+    ],
+)
+def test_bad_compile_options_fail_at_compile(options, error, message):
+    with pytest.raises(error, match=message):
+        mt.compile(lambda t: t * 2, **options)
+    with pytest.raises(error, match=message):
+        mt.compile(**options)

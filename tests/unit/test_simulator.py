@@ -170,3 +170,35 @@ def test_recording_collects_every_launch():
 def test_cuda_namespace_keeps_torch_names():
     assert mt.cuda.is_available() is mt.backend.get("cuda").is_available()
     assert isinstance(mt.cuda.device_count(), int)
+
+
+# catches: shared arrays counted at 8 bytes an element whatever their dtype (three
+# float32[4096] arrays, exactly 48 KiB, were refused as 81,920 bytes)
+def test_shared_memory_counts_each_arrays_real_element_size():
+    @jit.rawkernel()
+    def three_arrays(x, out):
+        a = jit.shared_memory(jit.float32, 4096)
+        b = jit.shared_memory(jit.float32, 4096)
+        c = jit.shared_memory(jit.float32, 4096)
+        t = jit.threadIdx.x
+        a[t] = x[t]
+        b[t] = x[t]
+        c[t] = x[t]
+        jit.syncthreads()
+        out[t] = a[t] + b[t] + c[t]
+
+    out = np.zeros(4, dtype=np.float32)
+    three_arrays[1, 4](np.ones(4, dtype=np.float32), out)
+    assert out.tolist() == [3.0] * 4
+
+    @jit.rawkernel()
+    def one_float_too_many(x, out):
+        a = jit.shared_memory(jit.float32, 8192)
+        b = jit.shared_memory(jit.float32, 4097)
+        t = jit.threadIdx.x
+        a[t] = x[t]
+        b[t] = x[t]
+        out[t] = a[t] + b[t]
+
+    with pytest.raises(mt.cuda.LaunchConfigError, match="49156 bytes of shared memory"):
+        one_float_too_many[1, 4](np.ones(4, dtype=np.float32), out)
