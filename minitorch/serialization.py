@@ -94,6 +94,8 @@ def save(obj: Any, f: PathOrFile) -> None:
             f"save: f must be a path or a binary file object with write(), but got "
             f"{type(f).__name__} {f!r:.40}"
         )
+    if not hasattr(f, "write") and os.path.isdir(os.fspath(f)):
+        raise IsADirectoryError(f"save: {os.fspath(f)!r} is a directory; give a file name in it")
     header, arrays = _encode(obj)
     if hasattr(f, "write"):
         _write(f, header, arrays)

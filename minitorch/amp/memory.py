@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..autograd.graph import SavedTensor
+from ..checks import describe
 from ..tensor import Tensor
 
 
@@ -66,7 +67,24 @@ def _saved_array(saved: Any, skip: set[int]) -> Any:
 def memory_report(parameters: Iterable[Tensor], loss: Tensor) -> MemoryReport:
     """Bytes of the parameters, of their gradients (one per parameter that requires grad,
     in its dtype) and of what the graph of ``loss`` saved for backward."""
+    if isinstance(parameters, Tensor) or not hasattr(parameters, "__iter__"):
+        raise TypeError(
+            f"memory_report: parameters must be an iterable of tensors (model.parameters()), "
+            f"but got {describe(parameters)}"
+        )
+    if hasattr(parameters, "parameters") and callable(parameters.parameters):
+        raise TypeError(
+            "memory_report: pass the module's parameters (model.parameters()), not the module "
+            f"{type(parameters).__name__} itself"
+        )
     params = list(parameters)
+    for i, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"memory_report: parameter {i} is {describe(p)}, not a Tensor")
+    if not isinstance(loss, Tensor):
+        raise TypeError(
+            f"memory_report: loss must be the Tensor of a forward pass, got {describe(loss)}"
+        )
     param_bytes = sum(p.numel() * p.element_size() for p in params)
     grad_bytes = sum(p.numel() * p.element_size() for p in params if p.requires_grad)
     return MemoryReport(param_bytes, grad_bytes, saved_tensor_bytes(loss, exclude=params))

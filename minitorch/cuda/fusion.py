@@ -196,7 +196,14 @@ def run_steps(steps: list, arrays: list, block: int = 256) -> Any:
         raise ValueError(f"fusion: the steps read {ninputs} inputs, but {len(arrays)} were given")
     xp = array_module_of(arrays[0])
     arrays = [xp.asarray(a) for a in arrays]
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = " and ".join(str(tuple(a.shape)) for a in arrays)
+        raise ValueError(
+            f"fused kernel {'; '.join(str(s) for s in steps)}: the input shapes {shapes} do not "
+            "broadcast to one shape"
+        ) from None
     dtype = xp.result_type(*arrays)
     if dtype.kind != "f":
         dtype = np.dtype(np.float32)

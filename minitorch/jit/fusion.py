@@ -37,7 +37,7 @@ from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .interpreter import _reads
-from .ir import Graph, Node, Value, mutated_values
+from .ir import Graph, Node, Value, as_graph, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure
 
 Ref = tuple  # ("input", i) or ("op", j)
@@ -296,7 +296,7 @@ def group_elementwise(graph: Graph) -> list[list[Node]]:
 
 def fuse_elementwise(graph: Graph) -> Graph:
     """Replace each group from ``group_elementwise`` by one ``fused`` node."""
-    g = graph.copy()
+    g = as_graph(graph, "fuse_elementwise").copy()
     groups = group_elementwise(g)
     if not groups:
         return g

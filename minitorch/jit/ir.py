@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import describe as describe_value
 from ..dtypes import dtype as _dtype
 from .ops import is_pure as _is_pure
 
@@ -348,3 +349,11 @@ def mutated_values(graph: Graph) -> set[Value]:
             out.add(node.args[0])
             out.update(node.outputs)
     return out
+
+
+def as_graph(graph: Any, op: str) -> Graph:
+    """A pass's argument, checked: a Graph (a traced or scripted module's is ``.graph``)."""
+    if not isinstance(graph, Graph):
+        hint = " (pass module.graph)" if hasattr(graph, "graph") else ""
+        raise TypeError(f"{op}: expected a jit Graph{hint}, but got {describe_value(graph)}")
+    return graph

@@ -23,6 +23,7 @@ from .ir import (
     Node,
     Value,
     _map_values,
+    as_graph,
     mutated_values,  # noqa: F401 - re-exported: passes use it
 )
 from .module import ScriptModule
@@ -33,7 +34,7 @@ from .ops import is_pure
 
 def eliminate_dead_code(graph: Graph) -> Graph:
     """Remove pure nodes whose outputs are never used (walking backwards from the outputs)."""
-    g = graph.copy()
+    g = as_graph(graph, "eliminate_dead_code").copy()
     _dce_block(g, set())
     return g
 
@@ -65,7 +66,7 @@ def fold_constants(graph: Graph) -> Graph:
     A constant tensor that requires grad is never folded through (its gradient must
     still flow), nor is one that an in-place node writes to.
     """
-    g = graph.copy()
+    g = as_graph(graph, "fold_constants").copy()
     mutated = mutated_values(g)
     _fold_block(g, {}, mutated)
     return g
@@ -108,7 +109,7 @@ def _fold_block(block: Block, known: dict[Value, Any], mutated: set[Value]) -> N
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
     """Give each distinct pure ``op(args, kwargs)`` one node: later copies reuse its outputs."""
-    g = graph.copy()
+    g = as_graph(graph, "eliminate_common_subexpressions").copy()
     _cse_block(g, {}, {}, mutated_values(g))
     return g
 
@@ -167,6 +168,7 @@ def optimize(graph: Any, fuse: bool = True) -> Any:
     the same parameters)."""
     if isinstance(graph, ScriptModule):
         return graph.with_graph(optimize(graph.graph, fuse))
+    as_graph(graph, "optimize")
     g = fold_constants(graph)
     g = eliminate_common_subexpressions(g)
     g = eliminate_dead_code(g)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..autograd import no_grad
+from ..checks import as_number
 from ..hooks import RemovableHandle
 from ..jit.ir import Graph, Node, Value
 from ..jit.passes import fold_constants
@@ -83,6 +84,7 @@ def export(
             f"{type(model).__name__} {model!r:.40}"
         )
     onnx = _import_onnx()
+    as_number(opset_version, "onnx.export", "opset_version", integer=True)
     newest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset_version <= newest:
         raise ValueError(

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...backend import array_module_of
+from ...checks import as_number
 from .. import codegen, jit
 
 NAIVE_BLOCK = 16
@@ -147,6 +148,7 @@ def _prepare(a: Any, b: Any) -> tuple[Any, Any, Any, int, int, int]:
 
 
 def matmul_naive(a: Any, b: Any, block: int = NAIVE_BLOCK) -> Any:
+    as_number(block, "matmul_naive", "block", low=1, integer=True)
     a, b, out, m, n, k = _prepare(a, b)
     if out.size:
         grid = ((n + block - 1) // block, (m + block - 1) // block)
@@ -156,6 +158,7 @@ def matmul_naive(a: Any, b: Any, block: int = NAIVE_BLOCK) -> Any:
 
 
 def matmul_tiled(a: Any, b: Any, tile: int = 16) -> Any:
+    as_number(tile, "matmul_tiled", "tile", low=1, integer=True)
     a, b, out, m, n, k = _prepare(a, b)
     if out.size:
         grid = ((n + tile - 1) // tile, (m + tile - 1) // tile)
@@ -165,6 +168,10 @@ def matmul_tiled(a: Any, b: Any, tile: int = 16) -> Any:
 
 
 def matmul_register_blocked(a: Any, b: Any, tile: int = 64, r: int = 4, tile_k: int = 16) -> Any:
+    for name, value in (("tile", tile), ("r", r), ("tile_k", tile_k)):
+        as_number(value, "matmul_register_blocked", name, low=1, integer=True)
+    if tile % r:
+        raise ValueError(f"matmul_register_blocked: tile ({tile}) must be a multiple of r ({r})")
     a, b, out, m, n, k = _prepare(a, b)
     if out.size:
         t = tile // r
