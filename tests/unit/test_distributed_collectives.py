@@ -289,3 +289,48 @@ def _prints(rank):
 def test_spawn_returns_results_and_prefixes_output(capsys):
     assert dist.spawn(_prints, 2) == [0, 10]
     assert capsys.readouterr().out == "[rank0]: hello from 0\n[rank1]: hello from 1\n"
+
+
+def _mismatched(rank, n, case):
+    dist.init_process_group(timeout=10.0)
+    if case == "dtype":
+        t = minitorch.ones(4) if rank == 0 else minitorch.ones(4, dtype=minitorch.float64)
+        call = lambda: dist.all_reduce(t)  # noqa: E731
+    elif case == "shape":
+        t = minitorch.ones(4) if rank == 0 else minitorch.ones(5)
+        call = lambda: dist.all_reduce(t)  # noqa: E731
+    elif case == "op":
+        call = lambda: dist.all_reduce(minitorch.ones(3), op="max" if rank else "sum")  # noqa: E731
+    else:  # which collective
+        if rank == 0:
+            call = lambda: dist.all_reduce(minitorch.ones(3))  # noqa: E731
+        else:
+            call = lambda: dist.broadcast(minitorch.ones(3), 0)  # noqa: E731
+    try:
+        call()
+    except dist.DistBackendError as exc:
+        ok = minitorch.ones(2)
+        dist.all_reduce(ok)  # the group still works for the next (matching) collective
+        return str(exc), ok.tolist()
+    return "no error", None
+
+
+# catches: a float32 buffer all-reduced with a float64 one, or buffers of different shapes
+# or ops, giving a result (or a numpy reshape / broken-pipe message) instead of an error that
+# names the ranks and what differs, on every rank (issue 19)
+@pytest.mark.parametrize(
+    "case, differs",
+    [
+        ("dtype", "rank 0: all_reduce(dtype=float32, op=SUM, shape=[4]); rank 1: "
+                  "all_reduce(dtype=float64"),
+        ("shape", "shape=[4]); rank 1: all_reduce(dtype=float32, op=SUM, shape=[5])"),
+        ("op", "op=SUM, shape=[3]); rank 1: all_reduce(dtype=float32, op=MAX"),
+        ("collective", "rank 1: broadcast(dtype=float32, shape=[3], src=0)"),
+    ],
+)  # fmt: skip
+def test_ranks_that_disagree_on_a_collective_all_get_the_same_clear_error(case, differs):
+    results = dist.spawn(_mismatched, 2, (2, case), timeout=60)
+    for rank, (message, after) in enumerate(results):
+        assert "the ranks disagree on the collective they call" in message, message
+        assert differs in message
+        assert after == [2.0, 2.0], f"rank {rank}: the group broke after the mismatch"
