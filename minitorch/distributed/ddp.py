@@ -24,6 +24,7 @@ from typing import Any
 
 from ..autograd import is_grad_enabled, queue_callback
 from ..autograd.grad_mode import no_grad
+from ..checks import as_number
 from ..creation import tensor
 from ..nn.module import Module
 from .buckets import Bucket, assign_buckets
@@ -58,6 +59,7 @@ class DistributedDataParallel(Module):
             raise TypeError(
                 f"DistributedDataParallel: module must be a Module, got {type(module).__name__}"
             )
+        as_number(bucket_cap_mb, "DistributedDataParallel", "bucket_cap_mb")  # "25" is no number
         if not bucket_cap_mb > 0:
             raise ValueError(
                 f"DistributedDataParallel: bucket_cap_mb must be positive, got {bucket_cap_mb}"

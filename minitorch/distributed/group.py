@@ -205,9 +205,9 @@ def _rendezvous(init_method: str | None, rank: int, world_size: int) -> tuple:
         raise TypeError(f"init_process_group: init_method must be a str, but got {method!r}")
     if method.startswith("env://"):
         addr = _env("MASTER_ADDR", "127.0.0.1")
-        port = int(_env("MASTER_PORT", None))
-        rank = rank if rank >= 0 else int(_env("RANK", None))
-        world_size = world_size if world_size > 0 else int(_env("WORLD_SIZE", None))
+        port = _env_int("MASTER_PORT")
+        rank = rank if rank >= 0 else _env_int("RANK")
+        world_size = world_size if world_size > 0 else _env_int("WORLD_SIZE")
     elif method.startswith("tcp://"):
         url = urlparse(method)
         if url.hostname is None or url.port is None:
@@ -239,6 +239,18 @@ def _env(name: str, default: str | None) -> str:
             "init_method='tcp://host:port')"
         )
     return value
+
+
+def _env_int(name: str) -> int:
+    """An environment variable that must hold a whole number (a port, a rank, a size)."""
+    value = _env(name, None)
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(
+            f"init_process_group: environment variable {name} must be a whole number, but it "
+            f"is {value!r}"
+        ) from None
 
 
 # --- tensors in and out ------------------------------------------------------------------------

@@ -334,3 +334,17 @@ def test_ranks_that_disagree_on_a_collective_all_get_the_same_clear_error(case, 
         assert "the ranks disagree on the collective they call" in message, message
         assert differs in message
         assert after == [2.0, 2.0], f"rank {rank}: the group broke after the mismatch"
+
+
+# catches: int("abc") raised from deep inside the rendezvous for a launcher variable that is
+# no number (issue 19's vague messages)
+@pytest.mark.parametrize("name", ["MASTER_PORT", "RANK", "WORLD_SIZE"])
+def test_launcher_variables_that_are_no_numbers_are_named(monkeypatch, name):
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv(name, "abc")
+    with pytest.raises(ValueError, match=f"environment variable {name} must be a whole number"):
+        dist.init_process_group()
+    assert not dist.is_initialized()

@@ -264,3 +264,13 @@ def _mpi_main(out):
 
 if __name__ == "__main__":
     _mpi_main(sys.argv[1])
+
+
+def test_ddp_bucket_cap_must_be_a_number():
+    # catches: bucket_cap_mb="25" failing later in an arithmetic on a str
+    dist.init_process_group(init_method="tcp://127.0.0.1:1", rank=0, world_size=1)
+    try:
+        with pytest.raises(TypeError, match="bucket_cap_mb must be a number, but got str '25'"):
+            dist.DistributedDataParallel(_model(), bucket_cap_mb="25")
+    finally:
+        dist.destroy_process_group()
