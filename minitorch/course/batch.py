@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from minitorch.course import manifest
+from minitorch.course.grading.results import format_points as _fmt
 
 #: A row's status: graded, or why not.
 GRADED, NOT_A_NOTEBOOK, WRONG_CHAPTER, TIMED_OUT, ERROR, MISSING = (
@@ -280,13 +281,6 @@ def feedback(student: str, chapter: manifest.Chapter, results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fmt(points: Any) -> str:
-    if points is None:
-        return ""
-    text = f"{round(float(points), 2):.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
-
-
 def write_gradebook(rows: list[dict[str, Any]], chapter: manifest.Chapter, path: Path) -> None:
     """gradebook.csv: one row per submission (and per roster student without one)."""
     extra = sorted({k for r in rows for k in r.get("_roster", {})} - {"student"})
@@ -327,7 +321,8 @@ def write_summary(rows: list[dict[str, Any]], chapter: manifest.Chapter, out: Pa
     if graded:
         totals = [float(r["total"]) for r in graded]
         lines += [
-            f"Mean total {_fmt(sum(totals) / len(totals))} of {chapter.max_score} points over "
+            f"Mean total {_fmt(sum(totals) / len(totals))} of {chapter.max_score} "
+            "points over "
             f"the {len(graded)} notebooks graded (a wrong chapter's and timed-out ones "
             "included).",
             "",
