@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import nn  # noqa: F401 - registers nn.functional's ops (erf) first
 from ..backend import array_module_of
 from ..ops.registry import elementwise
 from ..ops.scalar import arity, array_function

@@ -19,7 +19,6 @@ import inspect
 import operator
 from typing import Any
 
-from .. import nn  # noqa: F401 - registers nn.functional's ops (erf, linear, ...) first
 from ..function import Function, ViewFunction
 from ..ops.inplace import InplaceFunction
 from ..ops.registry import elementwise, lookup

@@ -18,7 +18,6 @@ from ..creation import arange, rand, zeros
 from ..function import Context, Function
 from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
-from ..ops.scalar import erf_array
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
 
@@ -57,27 +56,8 @@ def log_softmax(x: Tensor, dim: int) -> Tensor:
     return ops.log_softmax(x, dim)
 
 
-class Erf(Function):
-    """The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), for exact GELU."""
-
-    scalar = "erf({0})"
-
-    @staticmethod
-    def forward(x: Any) -> Any:
-        return erf_array(array_module_of(x), x)
-
-    @staticmethod
-    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
-        ctx.save_for_backward(inputs[0])
-
-    @staticmethod
-    def backward(ctx: Context, grad: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return grad * (2.0 / math.sqrt(math.pi)) * ops.exp(-(x * x))
-
-
 def erf(x: Tensor) -> Tensor:
-    return Erf.apply(x)
+    return ops.Erf.apply(x)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
@@ -734,7 +714,6 @@ def _bce_with_logits(
 
 
 register(
-    Erf,
     Linear,
     Unfold,
     Fold,

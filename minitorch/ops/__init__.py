@@ -24,6 +24,7 @@ from .elementwise import (
     Clone,
     Div,
     Eq,
+    Erf,
     Exp,
     Ge,
     Gt,

@@ -17,7 +17,7 @@ from ..backend import array_module_of as xp
 from ..dtypes import from_numpy_dtype, get_default_dtype, is_floating, result_type
 from ..function import Context, Function
 from .registry import register
-from .scalar import array_function
+from .scalar import array_function, erf_array
 
 
 def _floating(result: Any, a: Any) -> Any:
@@ -385,6 +385,23 @@ class Relu(Function):
         return grad * (out > 0)  # the gradient passes where the input was positive
 
 
+class Erf(Function):
+    """The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), for exact GELU."""
+
+    scalar = "erf({0})"
+
+    @staticmethod
+    def forward(x: Any) -> Any:
+        return erf_array(xp(x), x)
+
+    setup_context = staticmethod(_save_input)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        return grad * (2.0 / math.sqrt(math.pi)) * Exp.apply(-(x * x))
+
+
 def _save_both(ctx: Context, inputs: tuple, output: Any) -> None:
     """For maximum/minimum: both inputs (which one won) and their shapes."""
     _save_shapes(ctx, inputs, output)
@@ -521,6 +538,7 @@ class ToCopy(Function):
 
 
 register(
+    Erf,
     Add,
     Sub,
     Mul,
