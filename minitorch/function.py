@@ -170,16 +170,35 @@ class Layer:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} order={self.order}>"
 
+    #: How many users want the layer on the stack (``engage``/``disengage``).
+    _users: int = 0
+
+    def engage(self) -> None:
+        """One more user of this layer: the first one puts it on the stack. For a layer
+        with work only now and then (autocast inside its regions, observers while a hook
+        is registered), so that ordinary ops don't pay for it the rest of the time."""
+        with _lock:
+            self._users += 1
+            if self._users == 1:
+                register_layer(self)
+
+    def disengage(self) -> None:
+        """One user fewer: the last one takes the layer off the stack."""
+        with _lock:
+            self._users -= 1
+            if self._users == 0:
+                _LayerHandle(self).remove()
+
 
 _layers: list[Layer] = []  # registered and switched on, in order
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def register_layer(layer: Layer) -> RemovableHandle:
     """Put ``layer`` on the stack (in its ``order``); ``.remove()`` on the handle takes it off.
 
     A layer with nothing to do most of the time (autocast outside an autocast region)
-    should be registered only while it has work, so that ordinary ops don't pay for it.
+    should be on the stack only while it has work: see ``Layer.engage``.
     """
     if not isinstance(layer, Layer):
         raise TypeError(f"register_layer: expected a Layer, got {type(layer).__name__}")
@@ -415,12 +434,9 @@ _observers = _Observers()
 
 class _ObserverHandle(RemovableHandle):
     def remove(self) -> None:
-        super().remove()
-        if not _observers.hooks:
-            with _lock:
-                if _observers in _layers:
-                    _layers.remove(_observers)
-                    _rebuild()
+        if self.id in self._hooks:  # (removing twice disengages once)
+            super().remove()
+            _observers.disengage()
 
 
 def register_apply_hook(hook: Any) -> RemovableHandle:
@@ -432,8 +448,7 @@ def register_apply_hook(hook: Any) -> RemovableHandle:
     ``.remove()``; while no hook is registered, the layer is off the stack.
     """
     handle = _ObserverHandle(_observers.hooks, hook)
-    if not any(layer is _observers for layer in _layers):
-        register_layer(_observers)
+    _observers.engage()
     return handle
 
 

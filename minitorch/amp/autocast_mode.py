@@ -26,7 +26,7 @@ from typing import Any
 
 from ..checks import as_bool, describe
 from ..dtypes import as_dtype, bfloat16, float16, float32, float64, promote_types
-from ..function import Function, Layer, register_layer
+from ..function import Function, Layer
 from ..state import grad as _grad
 from ..tensor import Tensor
 
@@ -154,7 +154,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             dtypes.pop(self.device_type, None)
         _state.dtypes, _state.cache_enabled = dtypes, self.cache_enabled
         _state.depth += 1
-        _LAYER.region_opened()
+        _LAYER.engage()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -162,7 +162,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             raise RuntimeError("autocast: __exit__ without a matching __enter__")
         _state.dtypes, _state.cache_enabled = self._saved.pop()
         _state.depth -= 1
-        _LAYER.region_closed()
+        _LAYER.disengage()
         if _state.depth == 0:
             clear_autocast_cache()
 
@@ -187,33 +187,17 @@ class autocast:  # noqa: N801 - PyTorch's name
 class Autocast(Layer):
     """Chapter 04's layer: cast each op's inputs as the op's autocast category says.
 
-    It is on ``apply``'s stack only while an autocast region is open (in any thread; the
-    casts follow the calling thread's regions), so ops outside a region pay nothing.
+    It is on ``apply``'s stack only while an autocast region is open (``engage`` on entering
+    one, ``disengage`` on leaving; in any thread, while the casts follow the calling
+    thread's regions), so ops outside a region pay nothing.
     """
 
     order = 10
-
-    def __init__(self) -> None:
-        self._open = 0
-        self._handle: Any = None
-        self._lock = threading.Lock()
 
     def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
         if _state.dtypes:
             args = cast_inputs(op.name, args)
         return self.below(op, args, kwargs, ctx)
-
-    def region_opened(self) -> None:
-        with self._lock:
-            self._open += 1
-            if self._open == 1:
-                self._handle = register_layer(self)
-
-    def region_closed(self) -> None:
-        with self._lock:
-            self._open -= 1
-            if self._open == 0:
-                self._handle.remove()
 
 
 _LAYER = Autocast()

@@ -526,3 +526,24 @@ def test_no_import_circle_inside_jit_or_cuda(package):
 
     circles = sorted(m for m in graph if reaches(m, m, {m}))
     assert circles == [], f"modules of {package}/ on an import circle: {circles}"
+
+
+def test_a_layer_is_on_the_stack_while_someone_engages_it():
+    # catches: an inner autocast region taking the layer off while the outer one is still
+    # open, and a hook handle removed twice taking the observers off for another hook
+    def names():
+        return [type(layer).__name__ for layer in mt.function.layers()]
+
+    with mt.autocast("cpu"):
+        with mt.autocast("cpu", enabled=False):
+            pass
+        assert "Autocast" in names()
+        assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype is mt.bfloat16
+    assert "Autocast" not in names()
+    first = register_apply_hook(lambda *a: None)
+    second = register_apply_hook(lambda *a: None)
+    first.remove()
+    first.remove()
+    assert "_Observers" in names()
+    second.remove()
+    assert "_Observers" not in names()
