@@ -1,0 +1,232 @@
+"""Your minitorch: the package runs the pieces you wrote in the exercise notebooks.
+
+::
+
+    with minitorch.mine.use("exercises/") as mine:   # or a notebook, or globals()
+        print(mine)                                  # which pieces are yours
+        ...                                          # the framework now runs them
+
+Inside the block, every finished piece (one that no longer raises the exercise's
+``NotImplementedError``) replaces the package's own at its real call sites: the strides
+of every new tensor, the backward engine, ``optim.Adam.step``, the GradScaler, the JIT
+passes, DDP's ring and buckets. A piece that is unfinished, missing, or calls an unfinished
+one stays the package's, and the report says so. When a piece of yours raises inside the
+framework, the error carries a note naming its exercise. Where a call needs more than the
+exercise asked for (a backward pass with hooks, Adam with ``weight_decay``), the package's
+piece runs that call and the report counts it.
+
+``MINITORCH_MINE=path`` does the same for a whole process, from ``import minitorch`` on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .patching import Patches, defined_by_learner, named, unfinished
+from .pieces import PIECES, Piece, resolve
+
+__all__ = ["Mine", "use", "active"]
+
+_CHAPTER_MODULES = ("tensors", "autograd", "modules", "amp", "jit", "ddp", "gpu")
+
+
+def _load_pieces() -> None:
+    import importlib
+
+    for name in _CHAPTER_MODULES:
+        importlib.import_module(f"{__name__}.{name}")
+
+
+@dataclass
+class Status:
+    """Whose piece an exercise's is, and why."""
+
+    exercise: str
+    yours: bool
+    why: str
+    origin: str = ""
+    site: str = ""
+    ran: int = 0
+    package_ran: Counter = field(default_factory=Counter)
+
+    def line(self) -> str:
+        from minitorch.course import manifest
+
+        try:
+            title = manifest.exercise(self.exercise).title
+        except KeyError:
+            title = ""
+        if not self.yours:
+            return f"{self.exercise}  package's  {title}: {self.why}"
+        calls = f"; ran {_times(self.ran)}" if self.ran else ""
+        extra = "".join(
+            f"; the package's ran {_times(n)} ({why})" for why, n in self.package_ran.items()
+        )
+        return f"{self.exercise}  yours      {title}: {self.site}{calls}{extra}"
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+class Mine:
+    """What :func:`use` installed: ``statuses`` per exercise, ``yours()`` the ids of the
+    pieces that are the learner's; printing it gives the table."""
+
+    def __init__(self, source_label: str) -> None:
+        self.source = source_label
+        self.statuses: dict[str, Status] = {}
+        self.problems: list[str] = []
+        self._patches = Patches()
+        self._lock = threading.Lock()
+
+    # --- what the installers call --------------------------------------------------------
+    def wrap(self, exercise: str, label: str, func: Callable) -> Callable:
+        """The learner's ``func``, counting its calls and naming the exercise in its errors."""
+        status = self.statuses[exercise]
+        noted = named(exercise, label, func)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            status.ran += 1
+            return noted(*args, **kwargs)
+
+        counted.__wrapped__ = func  # type: ignore[attr-defined]
+        counted.__name__ = getattr(func, "__name__", label)
+        counted.__qualname__ = getattr(func, "__qualname__", label)
+        counted.__doc__ = getattr(func, "__doc__", None)
+        return counted
+
+    def package_ran(self, exercise: str, why: str) -> None:
+        """Count a call the package's piece ran because it needed more than the exercise."""
+        self.statuses[exercise].package_ran[why] += 1
+
+    @property
+    def patches(self) -> Patches:
+        return self._patches
+
+    # --- the report ------------------------------------------------------------------------
+    def yours(self) -> list[str]:
+        return [ex for ex, s in self.statuses.items() if s.yours]
+
+    def __repr__(self) -> str:
+        lines = [f"Your minitorch, from {self.source}:"]
+        lines += ["  " + s.line() for s in sorted(self.statuses.values(), key=_order)]
+        lines += [f"  (while loading: {p})" for p in self.problems]
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+def _order(status: Status) -> tuple[int, ...]:
+    return tuple(int(part) for part in status.exercise.split("."))
+
+
+_active: list[Mine] = []
+
+
+def active() -> Mine | None:
+    """The innermost :func:`use` in effect, if any."""
+    return _active[-1] if _active else None
+
+
+def _candidates(
+    chapter: str | None, defs: Any
+) -> Iterator[tuple[Piece, list[Any] | None, str | None]]:
+    """Each piece the definitions can speak for: with the learner's objects, or a reason why
+    not. A namespace of unknown chapter (``globals()``) speaks only for pieces it defines."""
+    for piece in PIECES.values():
+        if chapter is not None and not piece.exercise.startswith(chapter + "."):
+            continue
+        objs = [resolve(defs, name) for name in piece.names]
+        mine = [o is not None and defined_by_learner(o) for o in objs]
+        if chapter is None and not any(mine):
+            continue
+        missing = [n for n, ok in zip(piece.names, mine, strict=True) if not ok]
+        if missing:
+            yield piece, None, f"{', '.join(missing)} is not defined in the notebook"
+            continue
+        stubs = [n for n, o in zip(piece.names, objs, strict=True) if unfinished(o)]
+        if stubs:
+            yield piece, None, f"{', '.join(stubs)} is not finished (it raises NotImplementedError)"
+            continue
+        yield piece, objs, None
+
+
+@contextmanager
+def use(source: Any) -> Iterator[Mine]:
+    """Run the framework on the learner's pieces from ``source`` (an exercise notebook, a
+    folder of them, or a notebook's ``globals()``) until the block ends."""
+    mine = _install(source)
+    try:
+        yield mine
+    finally:
+        _uninstall(mine)
+
+
+def _install(source: Any) -> Mine:
+    from . import source as sources
+
+    _load_pieces()
+    label = "your notebook's globals()" if isinstance(source, dict) else str(source)
+    mine = Mine(label)
+    found: dict[str, tuple[Piece, list[Any], str]] = {}
+    for origin, chapter, defs, problems in sources.namespaces(source):
+        mine.problems += problems
+        for piece, objs, why in _candidates(chapter, defs):
+            if objs is None:
+                if piece.exercise not in found:
+                    mine.statuses[piece.exercise] = Status(piece.exercise, False, why, origin)
+                continue
+            found[piece.exercise] = (piece, objs, origin)
+    # A piece that calls another exercise's piece needs that one finished too.
+    ready = dict(found)
+    changed = True
+    while changed:
+        changed = False
+        for ex, (piece, _, origin) in list(ready.items()):
+            blocked = [u for u in piece.uses if u not in ready]
+            if blocked:
+                why = f"it calls your {', '.join(blocked)}, which is not finished"
+                mine.statuses[ex] = Status(ex, False, why, origin)
+                del ready[ex]
+                changed = True
+    try:
+        for ex in sorted(ready, key=lambda e: tuple(int(p) for p in e.split("."))):
+            piece, objs, origin = ready[ex]
+            mine.statuses[ex] = Status(ex, True, "", origin, piece.site)
+            piece.install(mine, *objs)
+    except BaseException:
+        mine.patches.restore()
+        raise
+    _active.append(mine)
+    return mine
+
+
+def _uninstall(mine: Mine) -> None:
+    mine.patches.restore()
+    if mine in _active:
+        _active.remove(mine)
+
+
+def _from_environment() -> Mine | None:
+    """``MINITORCH_MINE=path``: install the learner's pieces for the rest of the process."""
+    path = os.environ.get("MINITORCH_MINE")
+    if not path:
+        return None
+    mine = _install(path)
+    import sys
+
+    yours = len(mine.yours())
+    print(
+        f"minitorch: MINITORCH_MINE={path}: {yours} of {len(mine.statuses)} pieces are yours "
+        "(print(minitorch.mine.active()) lists them)",
+        file=sys.stderr,
+    )
+    return mine
