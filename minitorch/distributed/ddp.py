@@ -142,6 +142,12 @@ class DistributedDataParallel(Module):
     def _grad_ready(self, param: Any) -> None:
         if not self._sync_now:
             return
+        b, k = self._mark_ready(param)
+        self._buckets[b].fill(k, param.grad, self.gradient_as_bucket_view)
+        self._launch_ready_buckets()
+
+    def _mark_ready(self, param: Any) -> tuple[int, int]:
+        """Note that ``param``'s gradient is ready (once per backward); its (bucket, slot)."""
         if not self._in_backward:
             self._start_backward()
         b, k, i = self._where[id(param)]
@@ -154,8 +160,7 @@ class DistributedDataParallel(Module):
         now = time.perf_counter()
         self.timeline.append((f"grad {self._names[i]}", now, now))
         self._ready.add(i)
-        self._buckets[b].fill(k, param.grad, self.gradient_as_bucket_view)
-        self._launch_ready_buckets()
+        return b, k
 
     def _start_backward(self) -> None:
         self._in_backward = True

@@ -31,7 +31,7 @@ from typing import Any
 from .patching import Patches, defined_by_learner, named, unfinished
 from .pieces import PIECES, Piece, resolve
 
-__all__ = ["Mine", "use", "active"]
+__all__ = ["Mine", "Mismatch", "active", "compare", "use"]
 
 _CHAPTER_MODULES = ("tensors", "autograd", "modules", "amp", "jit", "ddp", "gpu")
 
@@ -160,17 +160,18 @@ def _candidates(
 
 
 @contextmanager
-def use(source: Any) -> Iterator[Mine]:
+def use(source: Any, only: Any = None) -> Iterator[Mine]:
     """Run the framework on the learner's pieces from ``source`` (an exercise notebook, a
-    folder of them, or a notebook's ``globals()``) until the block ends."""
-    mine = _install(source)
+    folder of them, or a notebook's ``globals()``) until the block ends; ``only`` (exercise
+    ids) limits it to those pieces."""
+    mine = _install(source, only)
     try:
         yield mine
     finally:
         _uninstall(mine)
 
 
-def _install(source: Any) -> Mine:
+def _install(source: Any, only: Any = None) -> Mine:
     from . import source as sources
 
     _load_pieces()
@@ -180,6 +181,8 @@ def _install(source: Any) -> Mine:
     for origin, chapter, defs, problems in sources.namespaces(source):
         mine.problems += problems
         for piece, objs, why in _candidates(chapter, defs):
+            if only is not None and piece.exercise not in only:
+                continue
             if objs is None:
                 if piece.exercise not in found:
                     mine.statuses[piece.exercise] = Status(piece.exercise, False, why, origin)
@@ -191,7 +194,7 @@ def _install(source: Any) -> Mine:
     while changed:
         changed = False
         for ex, (piece, _, origin) in list(ready.items()):
-            blocked = [u for u in piece.uses if u not in ready]
+            blocked = [u for u in piece.uses if u not in ready and (only is None or u in only)]
             if blocked:
                 why = f"it calls your {', '.join(blocked)}, which is not finished"
                 mine.statuses[ex] = Status(ex, False, why, origin)
@@ -230,3 +233,72 @@ def _from_environment() -> Mine | None:
         file=sys.stderr,
     )
     return mine
+
+
+class Mismatch(AssertionError):
+    """The learner's pieces made the framework compute something else than the package's."""
+
+
+def _close(a: Any, b: Any, tol: float) -> bool:
+    import numpy as np
+
+    from ..tensor import Tensor
+
+    if isinstance(a, Tensor):
+        a, b = a.detach().numpy(), b.detach().numpy() if isinstance(b, Tensor) else b
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
+        )
+    if isinstance(a, (list, tuple)):
+        return (
+            isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(_close(x, y, tol) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, (np.ndarray, float, np.floating)):
+        b = np.asarray(b)
+        return np.shape(a) == b.shape and bool(
+            np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+        )
+    return a == b
+
+
+@dataclass
+class Comparison:
+    """The workload's result on the package's pieces and on the learner's."""
+
+    package: Any
+    yours: Any
+    mine: Mine
+
+
+def compare(workload: Callable[[], Any], source: Any, tol: float = 1e-4) -> Comparison:
+    """Run ``workload()`` on the package's pieces, then on the learner's from ``source``.
+
+    When the results differ (beyond ``tol``), each of the learner's pieces is tried alone
+    to find the ones that change it, and :class:`Mismatch` names their exercises. An error
+    inside a learner's piece propagates with a note naming its exercise.
+    """
+    package = workload()
+    with use(source) as mine:
+        yours = workload()
+    if _close(package, yours, tol):
+        return Comparison(package, yours, mine)
+    culprits = []
+    for exercise in mine.yours():
+        with use(source, only=[exercise]):
+            alone = workload()
+        if not _close(package, alone, tol):
+            culprits.append(exercise)
+    named = ", ".join(culprits) or "several pieces together"
+    raise Mismatch(
+        f"your framework computed something else than the package's: the piece(s) of "
+        f"exercise {named} change the result (check them again; the package's result was "
+        f"{_short(package)}, yours {_short(yours)})"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."

@@ -65,7 +65,79 @@ def _gradients() -> list:
     return [w.grad.numpy(), b.grad.numpy()]
 
 
-WORKLOADS = {"01": _tensor_program, "02": _gradients, "03": _train_digits}
+def _jit() -> list:
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    x = mt.randn(5, 8)
+
+    def f(x):
+        a = x * 2.0 + 1.0
+        b = a.exp() * a - (x * 2.0 + 1.0)
+        return model(b.tanh()).sum(1) + (mt.ones(3) * 2).sum()
+
+    with mt.no_grad():
+        traced = mt.jit.trace(f, (x,))
+        compiled = mt.compile(f)
+        return [traced(x).numpy(), compiled(x).numpy(), compiled(x * 3).numpy()]
+
+
+def _ddp_rank(rank: int, world: int) -> tuple:
+    import minitorch.distributed as dist
+
+    dist.init_process_group()
+    mt.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    model = dist.DistributedDataParallel(net, bucket_cap_mb=0.0002)
+    opt = mt.optim.SGD(model.parameters(), lr=0.1)
+    data = mt.data.TensorDataset(mt.randn(40, 8), mt.randint(0, 3, (40,)))
+    sampler = dist.DistributedSampler(data, num_replicas=world, rank=rank, seed=0)
+    losses = []
+    for x, y in DataLoader(data, batch_size=5, sampler=sampler):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    active = mine.active()
+    ran = {} if active is None else {e: s.ran for e, s in active.statuses.items()}
+    dist.destroy_process_group()
+    return losses, [p.detach().numpy() for p in net.parameters()], ran
+
+
+def _ddp() -> list:
+    import minitorch.distributed as dist
+
+    results = dist.spawn(_ddp_rank, 2, (2,), timeout=60)
+    _ddp.ran = results[0][2]  # type: ignore[attr-defined]
+    return [r[:2] for r in results]
+
+
+def _kernels() -> list:
+    from minitorch.cuda import dispatch
+
+    mt.manual_seed(0)
+    x, w = mt.randn(8, 16), mt.randn(10, 16)
+    dispatch.enable("cpu")
+    try:
+        logits = x @ w.T
+        return [
+            logits.numpy(),
+            logits.softmax(-1).numpy(),
+            (logits.exp() * 2.0 + 1.0).sum(-1).numpy(),
+            logits.sum().numpy(),
+        ]
+    finally:
+        dispatch.disable("cpu")
+
+
+WORKLOADS = {
+    "01": _tensor_program,
+    "02": _gradients,
+    "03": _train_digits,
+    "05": _jit,
+    "06": _ddp,
+    "07": _kernels,
+}
 
 
 def _same(a, b, tol=1e-6) -> bool:
@@ -101,26 +173,40 @@ def _patched_objects() -> list:
     ]
 
 
-CHAPTERS_WITH_PIECES = ["01", "02", "03", "04"]
+CHAPTERS_WITH_PIECES = ["01", "02", "03", "04", "05", "06", "07"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS_WITH_PIECES)
 def test_the_solutions_pieces_run_the_framework_and_reproduce_its_results(chapter: str) -> None:
     ch = manifest.chapter(chapter)
     before = _patched_objects()
-    expected = {k: f() for k, f in WORKLOADS.items()}
+    # Every chapter's workload (pieces of one chapter run under the others' workloads too).
+    workloads = {k: f for k, f in WORKLOADS.items() if k in ("01", "02", "03", chapter)}
+    expected = {k: f() for k, f in workloads.items()}
     expected_amp = _train_digits(amp=True)
     with mine.use(ch.solution) as m:
-        graded = [e.id for e in ch.exercises if e.pieces and e.id in mine.pieces.PIECES]
+        graded = [e.id for e in ch.exercises if e.id in mine.pieces.PIECES]
         assert graded and all(m.statuses[e].yours for e in graded), m
-        got = {k: f() for k, f in WORKLOADS.items()}
+        got = {k: f() for k, f in workloads.items()}
         got_amp = _train_digits(amp=True)
-        ran = sum(s.ran for s in m.statuses.values())
+        ran = sum(s.ran for s in m.statuses.values()) + sum(getattr(_ddp, "ran", {}).values())
     assert ran > 0, "no piece of the solutions ran"
-    for k in WORKLOADS:
+    for k in workloads:
         assert _same(expected[k], got[k], 1e-5), (k, expected[k], got[k])
     assert _same(expected_amp, got_amp, 1e-2)
     assert _patched_objects() == before, "a piece stayed in the framework after the block"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS_WITH_PIECES)
+def test_every_piece_the_manifest_names_has_a_place_in_the_framework(chapter: str) -> None:
+    ch = manifest.chapter(chapter)
+    with mine.use(ch.solution):
+        pass
+    # (A piece of the course tooling, such as 04.6's training loop, is no framework piece.)
+    named = [
+        e.id for e in ch.exercises if any(not p.startswith("minitorch.course") for p in e.pieces)
+    ]
+    assert named and all(e in mine.pieces.PIECES for e in named)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS_WITH_PIECES)
@@ -275,3 +361,23 @@ def test_minitorch_mine_in_the_environment_runs_a_whole_process_on_the_pieces() 
     )
     assert out.stdout.strip() == "['01.1', '01.2'] (3, 1)"
     assert "7 of 7 pieces are yours" in out.stderr
+
+
+def test_the_solutions_pieces_of_chapters_05_to_07_run_where_the_framework_calls_them() -> None:
+    for chapter, workload in (("05", _jit), ("07", _kernels)):
+        with mine.use(manifest.chapter(chapter).solution) as m:
+            workload()
+        assert all(s.ran for s in m.statuses.values()), m
+    with mine.use(manifest.chapter("06").solution):
+        _ddp()
+    assert all(_ddp.ran[e] > 0 for e in ("06.3", "06.4", "06.5", "06.6")), _ddp.ran
+
+
+def test_compare_names_the_exercise_whose_piece_changes_the_result() -> None:
+    def shard(indices, num_replicas, rank, drop_last):
+        return list(indices)  # every rank gets the whole epoch
+
+    with pytest.raises(mine.Mismatch, match="exercise 06.4 change"):
+        mine.compare(_ddp, {"shard": shard})
+    ok = mine.compare(_kernels, manifest.chapter("07").solution)
+    assert _same(ok.package, ok.yours)
