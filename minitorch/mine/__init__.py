@@ -71,6 +71,10 @@ class Status:
         return f"{self.exercise}  yours      {title}: {self.site}{calls}{extra}"
 
 
+def _is(names: list) -> str:
+    return "is" if len(names) == 1 else "are"
+
+
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
@@ -150,11 +154,15 @@ def _candidates(
             continue
         missing = [n for n, ok in zip(piece.names, mine, strict=True) if not ok]
         if missing:
-            yield piece, None, f"{', '.join(missing)} is not defined in the notebook"
+            yield piece, None, f"{', '.join(missing)} {_is(missing)} not defined in the notebook"
             continue
         stubs = [n for n, o in zip(piece.names, objs, strict=True) if unfinished(o)]
         if stubs:
-            yield piece, None, f"{', '.join(stubs)} is not finished (it raises NotImplementedError)"
+            yield (
+                piece,
+                None,
+                f"{', '.join(stubs)} {_is(stubs)} not finished (raises NotImplementedError)",
+            )
             continue
         yield piece, objs, None
 
@@ -236,7 +244,12 @@ def _from_environment() -> Mine | None:
 
 
 class Mismatch(AssertionError):
-    """The learner's pieces made the framework compute something else than the package's."""
+    """The learner's pieces made the framework compute something else than the package's;
+    ``package`` and ``yours`` are the two results, ``exercises`` the pieces that changed it."""
+
+    package: Any = None
+    yours: Any = None
+    exercises: list = []  # noqa: RUF012 - replaced per instance
 
 
 def _close(a: Any, b: Any, tol: float) -> bool:
@@ -292,11 +305,13 @@ def compare(workload: Callable[[], Any], source: Any, tol: float = 1e-4) -> Comp
         if not _close(package, alone, tol):
             culprits.append(exercise)
     named = ", ".join(culprits) or "several pieces together"
-    raise Mismatch(
+    err = Mismatch(
         f"your framework computed something else than the package's: the piece(s) of "
         f"exercise {named} change the result (check them again; the package's result was "
         f"{_short(package)}, yours {_short(yours)})"
     )
+    err.package, err.yours, err.exercises = package, yours, culprits
+    raise err
 
 
 def _short(value: Any) -> str:

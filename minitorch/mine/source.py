@@ -9,37 +9,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: The heading that opens an exercise notebook's closing section; loading stops there (that
-#: section runs the framework on the pieces above it).
-AT_WORK = "Your framework at work"
-
-
-def _cells_before_at_work(path: Path) -> list[tuple[int, str]]:
-    from minitorch.course.grading.notebook import read_notebook
-
-    cells = []
-    for number, cell in enumerate(read_notebook(path)["cells"], start=1):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if cell["cell_type"] == "markdown" and AT_WORK.lower() in source.lower():
-            break
-        if cell["cell_type"] == "code":
-            cells.append((number, source))
-    return cells
-
 
 def load_notebook(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
     """Run a notebook's code cells (up to its "Your framework at work" section), quietly;
     return its chapter id, what it defined and the cells that failed."""
     from minitorch.course import manifest
-    from minitorch.course.grading.notebook import load_cells
+    from minitorch.course.grading.notebook import code_cells, load_cells
 
     try:
         chapter = manifest.chapter_for_notebook(path).id
     except KeyError:
         chapter = None
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        loaded = load_cells(_cells_before_at_work(path), path.name, cell_timeout=None)
+        loaded = load_cells(code_cells(path), path.name, cell_timeout=None)
     problems = [f"{path.name} cell {f.cell}: {f.problem}" for f in loaded._failures]
     return chapter, dict(loaded._globals), problems
 

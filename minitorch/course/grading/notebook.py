@@ -106,17 +106,26 @@ def read_notebook(path: str | Path) -> dict[str, Any]:
     return data
 
 
+#: The heading of the section that closes every exercise notebook: it runs the framework on
+#: the learner's pieces (``minitorch.mine``) and is no exercise, so loading stops there.
+AT_WORK = "Your framework at work"
+
+
 def code_cells(path: str | Path) -> list[tuple[int, str]]:
-    """The code cells of a notebook as ``(cell number, source)``; cells count from 1.
+    """The code cells of a notebook as ``(cell number, source)``; cells count from 1. The
+    cells from the "Your framework at work" heading on are left out (see ``AT_WORK``).
 
     Raises :class:`NotebookError` for a missing file or one that is not a notebook.
     """
     cells = read_notebook(path)["cells"]
     found = []
     for number, cell in enumerate(cells, start=1):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if cell["cell_type"] == "markdown" and source.lstrip("# ").startswith(AT_WORK):
+            break
         if cell["cell_type"] == "code":
-            source = cell.get("source", "")
-            found.append((number, "".join(source) if isinstance(source, list) else source))
+            found.append((number, source))
     return found
 
 
