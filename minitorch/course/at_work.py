@@ -28,7 +28,7 @@ def run(
     try:
         result = mine.compare(workload, dict(namespace), tol)
     except mine.Mismatch as err:
-        if picture is not None:
+        if picture is not None and err.yours is not None:  # (None: your run raised)
             _show(picture(err.package, err.yours))
         raise
     print(result.mine)

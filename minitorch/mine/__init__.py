@@ -289,29 +289,78 @@ class Comparison:
 def compare(workload: Callable[[], Any], source: Any, tol: float = 1e-4) -> Comparison:
     """Run ``workload()`` on the package's pieces, then on the learner's from ``source``.
 
-    When the results differ (beyond ``tol``), each of the learner's pieces is tried alone
-    to find the ones that change it, and :class:`Mismatch` names their exercises. An error
-    inside a learner's piece propagates with a note naming its exercise.
+    When the results differ (beyond ``tol``), or the learner's run raises, each of the
+    learner's pieces is tried alone to find the ones that change it, and :class:`Mismatch`
+    names their exercises (a piece that only calls a wrong one, as 02.7's walk calls
+    02.6's order, is not blamed for it).
     """
     package = workload()
+    failure: Exception | None = None
+    yours: Any = None
     with use(source) as mine:
-        yours = workload()
-    if _close(package, yours, tol):
+        try:
+            yours = workload()
+        except Exception as err:
+            failure = err
+    if failure is None and _close(package, yours, tol):
         return Comparison(package, yours, mine)
-    culprits = []
-    for exercise in mine.yours():
-        with use(source, only=[exercise]):
-            alone = workload()
-        if not _close(package, alone, tol):
-            culprits.append(exercise)
+    culprits = [e for e in mine.yours() if not _same_alone(workload, source, e, package, tol)]
+    uses = {e: PIECES[e].uses for e in culprits if e in PIECES}
+    culprits = [e for e in culprits if not any(u in culprits for u in uses.get(e, ()))]
     named = ", ".join(culprits) or "several pieces together"
+    what = (
+        f"raised {type(failure).__name__}: {failure}"
+        if failure is not None
+        else "computed something else than the package's "
+        f"({_first_difference(package, yours, tol)})"
+    )
     err = Mismatch(
-        f"your framework computed something else than the package's: the piece(s) of "
-        f"exercise {named} change the result (check them again; the package's result was "
-        f"{_short(package)}, yours {_short(yours)})"
+        f"your framework {what}. The piece(s) of exercise {named} change the result: check "
+        "them again."
     )
     err.package, err.yours, err.exercises = package, yours, culprits
-    raise err
+    raise err from failure
+
+
+def _same_alone(
+    workload: Callable[[], Any], source: Any, exercise: str, package: Any, tol: float
+) -> bool:
+    """Does the workload give the package's result with only this one piece of the learner's?"""
+    with use(source, only=[exercise]):
+        try:
+            return _close(package, workload(), tol)
+        except Exception:
+            return False
+
+
+def _first_difference(a: Any, b: Any, tol: float, where: str = "") -> str:
+    """Where two results first differ, and both values there: ``[0][12]: the package's
+    0.51, yours 0.73``."""
+    import numpy as np
+
+    from ..tensor import Tensor
+
+    if isinstance(a, Tensor):
+        a = a.detach().numpy()
+    if isinstance(b, Tensor):
+        b = b.detach().numpy()
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            if not _close(a[k], b[k], tol):
+                return _first_difference(a[k], b[k], tol, f"{where}[{k!r}]")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not _close(x, y, tol):
+                return _first_difference(x, y, tol, f"{where}[{i}]")
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape:
+        bad = ~np.isclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (
+                f"at {where or 'the result'}{list(index)}: the package's {a[index].tolist()!r}, "
+                f"yours {b[index].tolist()!r}"
+            )
+    return f"at {where or 'the result'}: the package's {_short(a)}, yours {_short(b)}"
 
 
 def _short(value: Any) -> str:

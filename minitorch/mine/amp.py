@@ -126,9 +126,16 @@ def _loss_scaler(mine: Any, loss_scaler: Any) -> None:
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
         theirs = yours(self)
-        if state["stage"] is OptState.UNSCALED:  # unscale_ ran already (to clip): divide by 1
-            theirs.scale_value = 1.0
-        step_of(theirs, optimizer)
+        if state["stage"] is OptState.UNSCALED:
+            # unscale_ ran already (to clip): its check stands, as in the package's step
+            # (the clipped gradients would be checked again otherwise)
+            found = sum(f.item() for f in state["found_inf_per_device"].values()) > 0
+            if not found:
+                optimizer.step()
+            theirs.found_inf = found
+            mine.package_ran("04.5", "a step after unscale_ (its inf check stands)")
+        else:
+            step_of(theirs, optimizer)
         state["found_inf_per_device"] = {"cpu": _flag(theirs.found_inf)}
         state["stage"] = OptState.STEPPED
         return None

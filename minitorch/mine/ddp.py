@@ -141,5 +141,21 @@ def _bucket(mine: Any, grad_bucket: Any) -> None:
         b, _ = self._mark_ready(param)
         ready_of(yours[b], param)
 
+    package_finish = cls._finish_backward
+
+    def finish_backward(self: Any) -> None:
+        if self.__dict__.get("_yours") is not None:
+            late = [b.index for b in self._buckets if b.work is None and self._ready]
+            if late and not any(b.work is None for b in self._buckets[: late[0]]):
+                bucket = self._buckets[late[0]]
+                raise RuntimeError(
+                    f"GradBucket (exercise 06.6): bucket {bucket.index} was never launched in "
+                    f"this backward pass, though all its {len(bucket.params)} gradients were "
+                    "ready: launch(buffer) must be called once its last gradient arrives, and "
+                    "its count must start again for the next pass"
+                )
+        return package_finish(self)
+
     mine.patches.replace(cls, "__init__", init)
     mine.patches.replace(cls, "_grad_ready", grad_ready)
+    mine.patches.replace(cls, "_finish_backward", finish_backward)

@@ -46,7 +46,7 @@ def _block_sum(mine: Any, block_sum_kernel: Any) -> None:
         while values.size > 1:
             n = int(values.size)
             blocks = (n + block - 1) // block
-            partial = xp.zeros(blocks, dtype=values.dtype)
+            partial = xp.full(blocks, xp.nan, dtype=values.dtype)  # (every cell must be written)
             launch(blocks, block, values, partial, n)
             values = partial
         return values.reshape(())
@@ -76,7 +76,7 @@ def _softmax(mine: Any, softmax_kernel: Any) -> None:
             return package(x, *args, **kwargs)
         xp = array_module_of(x)
         values = xp.ascontiguousarray(x)
-        out = xp.empty_like(values)
+        out = xp.full_like(values, xp.nan)
         ncols = values.shape[-1]
         rows = values.size // ncols if ncols else 0
         if rows:
@@ -99,6 +99,7 @@ def _matmul(mine: Any, matmul_tiled_kernel: Any) -> None:
             mine.package_ran("07.5", "a dtype other than float32")
             return package(a, b)
         a, b, out, m, n, k = matmul._prepare(a, b)
+        out.fill(np.nan)  # every element must be written, not added into zeros
         if out.size:
             grid = ((n + tile - 1) // tile, (m + tile - 1) // tile)
             launch(grid, (tile, tile), a.reshape(-1), b.reshape(-1), out.reshape(-1), m, n, k)

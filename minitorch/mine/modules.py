@@ -138,14 +138,25 @@ def _loader(mine: Any, learner_cls: Any) -> None:
     def yours(self: Any) -> Any:
         """The learner's loader with the same settings, or None when it can't stand in."""
         kind = type(self.sampler)
+        plain_shuffle = kind is not sampler.RandomSampler or (
+            not self.sampler.replacement and self.sampler._num_samples is None
+        )
         if (
-            kind not in (sampler.RandomSampler, sampler.SequentialSampler)
+            not plain_shuffle
+            or kind not in (sampler.RandomSampler, sampler.SequentialSampler)
             or type(self.batch_sampler) is not sampler.BatchSampler
             or self.collate_fn is not default_collate
         ):
             return None
         shuffle = kind is sampler.RandomSampler
-        return learner_cls(self.dataset, self.batch_size, shuffle, self.generator, self.drop_last)
+        settings = (id(self.dataset), self.batch_size, shuffle, id(self.generator), self.drop_last)
+        made = self.__dict__.get("_yours")
+        if made is None or made[0] != settings:  # one loader of theirs per loader, kept
+            made = self._yours = (
+                settings,
+                learner_cls(self.dataset, self.batch_size, shuffle, self.generator, self.drop_last),
+            )
+        return made[1]
 
     iterate = mine.wrap("03.7", "DataLoader.__iter__", lambda loader: iter(loader))
     count = mine.wrap("03.7", "DataLoader.__len__", lambda loader: len(loader))
@@ -155,7 +166,7 @@ def _loader(mine: Any, learner_cls: Any) -> None:
         if theirs is None:
             mine.package_ran("03.7", "a sampler, batch_sampler or collate_fn")
             return package_iter(self)
-        return iterate(theirs)
+        return _in_step(iterate(theirs), self)
 
     def __len__(self: Any) -> int:
         theirs = yours(self)
@@ -163,3 +174,14 @@ def _loader(mine: Any, learner_cls: Any) -> None:
 
     mine.patches.replace(cls, "__iter__", __iter__)
     mine.patches.replace(cls, "__len__", __len__)
+
+
+def _in_step(batches: Any, loader: Any) -> Any:
+    """The learner's batches; at the end of a shuffled epoch, the one more permutation that
+    PyTorch's RandomSampler draws (its second ``randperm``, cut to the epoch's remainder),
+    so that the generator, and with it the next epoch's order, stays the package's."""
+    yield from batches
+    if type(loader.sampler) is sampler.RandomSampler:
+        from ..creation import randperm
+
+        randperm(len(loader.dataset), generator=loader.generator)

@@ -42,7 +42,11 @@ def _unravel(mine: Any, unravel_index: Any) -> None:
     mine.wrap("01.3", "unravel_index", unravel_index)
 
 
-@piece("01.4", "broadcast_shapes", site="the output shape of every broadcasting op")
+@piece(
+    "01.4",
+    "broadcast_shapes",
+    site="minitorch.broadcast_shapes, matmul's batch dims and the shape errors of elementwise ops",
+)
 def _broadcast(mine: Any, broadcast_shapes: Any) -> None:
     learner = mine.wrap("01.4", "broadcast_shapes", broadcast_shapes)
     package = shape_module.broadcast_shapes
@@ -50,9 +54,14 @@ def _broadcast(mine: Any, broadcast_shapes: Any) -> None:
     def shapes(*given: Any, op: str = "broadcast_shapes") -> tuple:
         try:
             return tuple(learner(*[tuple(s) for s in given]))
-        except ValueError:
-            # Not broadcastable: the package's message, in PyTorch's words, naming the op.
-            return package(*given, op=op)
+        except ValueError as refused:
+            # Shapes that really don't broadcast get the package's message (PyTorch's
+            # words, naming the op); a refusal of shapes that do broadcast is the piece's.
+            expected = package(*given, op=op)
+            raise ValueError(
+                f"broadcast_shapes (exercise 01.4) refused {' and '.join(map(str, given))}, "
+                f"which broadcast to {expected}: {refused}"
+            ) from refused
 
     mine.patches.replace(shape_module, "broadcast_shapes", shapes)
 

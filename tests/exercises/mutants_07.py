@@ -814,7 +814,7 @@ FUSED = {
             table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
             names = [v if isinstance(v, str) else repr(float(v)) for v in operands]
             lines.append(f"t{k} = " + table[op].format(*names))
-        return "\n".join(lines)
+        return "\\n".join(lines)
     """,
     "numbers_keep_their_type": """
         lines = []

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from minitorch.course.grading.delegation import is_delegation
+from minitorch.course.grading.numpy_messages import rephrase
 from minitorch.course.grading.plain import clean_text
 from minitorch.course.grading.probes import LOOP_HINT, LearnerError, Runner, timed_out_message
 from minitorch.course.grading.registry import ExerciseTests, Registration
@@ -52,7 +53,7 @@ def _assertion_message(exc: AssertionError, test: Registration) -> str:
     except Exception:
         text = ""
     if text:
-        return text.splitlines()[0]
+        return rephrase(text) or text.splitlines()[0]
     where = file_location(exc, test.file)
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
