@@ -14,7 +14,8 @@ from . import backend
 from .checks import as_number, as_tensor, describe
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
-from .random import Generator, rng_of
+from .ops.random import Rand, Randint, Randn, Randperm
+from .random import Generator
 from .shape import as_size, as_sizes
 from .tensor import Tensor
 
@@ -195,8 +196,8 @@ def rand(
     requires_grad: bool = False,
 ) -> Tensor:
     """Uniform on [0, 1)."""
-    array = rng_of(generator).random(as_sizes(size, "rand"))
-    return _finish(array, _floating(dtype, "rand"), device, requires_grad, op="rand")
+    dtype = _floating(dtype, "rand")
+    return Rand.apply(as_sizes(size, "rand"), generator, dtype, device, requires_grad)
 
 
 def randn(
@@ -207,8 +208,8 @@ def randn(
     requires_grad: bool = False,
 ) -> Tensor:
     """Standard normal."""
-    array = rng_of(generator).standard_normal(as_sizes(size, "randn"))
-    return _finish(array, _floating(dtype, "randn"), device, requires_grad, op="randn")
+    dtype = _floating(dtype, "randn")
+    return Randn.apply(as_sizes(size, "randn"), generator, dtype, device, requires_grad)
 
 
 def _floating(dtype: Any, op: str) -> Any:
@@ -233,8 +234,7 @@ def randint(
     as_number(high, "randint", "high", integer=True)
     if not low < high:
         raise RuntimeError(f"randint: expects low < high, but got low={low}, high={high}")
-    array = rng_of(generator).integers(low, high, as_sizes((size,), "randint"))
-    return _finish(array, dtype or int64, device, False, op="randint")
+    return Randint.apply(low, high, as_sizes((size,), "randint"), generator, dtype or int64, device)
 
 
 def randperm(
@@ -244,7 +244,7 @@ def randperm(
     dtype = int64 if dtype is None else as_dtype(dtype, "randperm")
     if dtype.name == "bool":
         raise TypeError(f"randperm: dtype must be numeric, but got dtype={dtype}")
-    return _finish(rng_of(generator).permutation(n), dtype, device, False, op="randperm")
+    return Randperm.apply(n, generator, dtype, device)
 
 
 def _like(fn: Any, t: Tensor, dtype: Any, device: Any, **kwargs: Any) -> Tensor:

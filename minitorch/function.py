@@ -5,8 +5,8 @@ or cupy) and whose ``backward``, right next to it, computes the input gradients.
 *declares* what it is (``kind``): an ordinary op makes fresh outputs, a ``"view"`` maps
 its input's Layout to a new one over the same storage, an ``"inplace"`` op writes into its
 first argument, a ``"foreach"`` op runs over lists of tensors (an optimizer step), and a
-``"composite"`` is written with other ops (a loss). There is exactly one ``apply``, and
-it handles every kind.
+``"composite"`` is written with other ops (a loss), and a ``"random"`` op draws a new tensor
+from a generator (``rand``). There is exactly one ``apply``, and it handles every kind.
 
 ``apply`` runs a stack of *layers*, the way PyTorch's dispatcher stacks its keys and
 JAX's ``bind`` walks its interpreters. This module holds the bottom of the stack
@@ -79,7 +79,7 @@ class Context:
         return self.saved
 
 
-KINDS = ("op", "view", "inplace", "foreach", "set", "composite")
+KINDS = ("op", "view", "inplace", "foreach", "set", "composite", "random")
 
 
 class Function:
@@ -383,7 +383,15 @@ def _compute_composite(op: type[Function], args: tuple, kwargs: dict, ctx: Any) 
     return op.forward(*args, **kwargs)
 
 
+def _compute_random(op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+    """A draw from a generator (``rand``, ``randn``, ...): forward makes the new tensor. It
+    goes through ``apply`` so that a tracer records it as a node that draws again on every
+    call of the graph, as eager code does, instead of baking in one draw."""
+    return op.forward(*args, **kwargs)
+
+
 _COMPUTE = {
+    "random": _compute_random,
     "view": _compute_view,
     "inplace": _compute_inplace,
     "foreach": _compute_foreach,

@@ -462,11 +462,10 @@ def scatter_add(values: Any, shape: Sequence[int], index: Any, accumulate: bool 
 
 
 def to_backend_index(items: tuple) -> tuple:
-    """Replace tensors in an index by their backend arrays (and lists by arrays)."""
+    """An index as the indexing ops take it: lists become arrays, tensors stay tensors (a
+    tracer records them as values the graph reads; the ops' forwards read their arrays)."""
     return tuple(
-        i._data
-        if isinstance(i, Tensor)
-        else np.asarray(i, dtype=None if i else np.int64)  # [] indexes nothing, as integers
+        np.asarray(i, dtype=None if i else np.int64)  # [] indexes nothing, as integers
         if isinstance(i, list)
         else i
         for i in items

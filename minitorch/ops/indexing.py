@@ -12,6 +12,7 @@ from typing import Any
 from .. import backend
 from ..backend import array_module_of as xp
 from ..function import Context, Function
+from ..tensor import Tensor
 from .elementwise import unbroadcast
 from .inplace import InplaceFunction
 from .registry import register
@@ -24,6 +25,7 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, index: tuple) -> Any:
+        index = raw_index(index)
         ctx.shape, ctx.index = a.shape, index
         try:
             return a[index]
@@ -34,6 +36,15 @@ class Index(Function):
     def backward(ctx: Context, grad: Any) -> tuple:
         # An index may pick the same element twice: those gradients add up.
         return ScatterAdd.apply(grad, ctx.shape, ctx.index, True)
+
+
+def raw_index(index: tuple) -> tuple:
+    """An index with its tensors replaced by their backend arrays. The ops take index tensors
+    as they are, so that a tracer records them as the graph's values (a tensor index is data
+    the graph reads, not a constant to bake in); their forwards read the arrays."""
+    if not any(isinstance(i, Tensor) for i in index):
+        return index
+    return tuple(i._data if isinstance(i, Tensor) else i for i in index)
 
 
 def _add_at(out: Any, index: tuple, values: Any) -> None:
@@ -65,6 +76,7 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx: Context, values: Any, shape: tuple, index: tuple, accumulate: bool) -> Any:
+        index = raw_index(index)
         ctx.index = index
         return _put(xp(values).zeros(shape, dtype=values.dtype), index, values, accumulate)
 
@@ -80,6 +92,7 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Any, values: Any, index: tuple, accumulate: bool) -> Any:
+        index = raw_index(index)
         ctx.index, ctx.accumulate, ctx.value_shape = index, accumulate, getattr(values, "shape", ())
         return _put(a.copy(), index, values, accumulate)
 
@@ -106,6 +119,7 @@ class IndexPut_(InplaceFunction):  # noqa: N801 - PyTorch's name for the in-plac
 
     @staticmethod
     def forward(ctx: Context, out: Any, values: Any, index: tuple, accumulate: bool) -> Any:
+        index = raw_index(index)
         ctx.index, ctx.accumulate, ctx.value_shape = index, accumulate, getattr(values, "shape", ())
         try:
             return _put(out, index, values, accumulate)

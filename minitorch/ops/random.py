@@ -1,0 +1,79 @@
+"""Random draws as ops: ``rand``, ``randn``, ``randint``, ``randperm``.
+
+They take no tensor and record no gradient, but going through ``Function.apply`` (as the
+``"random"`` kind) makes them visible to the tracer: a traced or compiled function draws
+fresh values on every call, from the generator given or the global one, as eager code
+does. (A draw baked into a graph as a constant would make dropout keep one mask forever.)
+``minitorch.rand`` and the others check their arguments, then apply these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..function import Function
+from .registry import register
+
+
+class _Draw(Function):
+    kind = "random"
+    differentiable = False
+    #: The jit's passes must neither fold, merge nor drop a draw (see ``jit.ops.is_pure``).
+    pure = False
+
+
+def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool, op: str) -> Any:
+    from ..creation import _finish as finish
+
+    return finish(array, dtype, device, requires_grad, op=op)
+
+
+def _rng(generator: Any) -> Any:
+    from ..random import rng_of
+
+    return rng_of(generator)
+
+
+class Rand(_Draw):
+    """Uniform on [0, 1)."""
+
+    name = "rand"
+
+    @staticmethod
+    def forward(size: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
+        return _finish(_rng(generator).random(size), dtype, device, requires_grad, "rand")
+
+
+class Randn(_Draw):
+    """Standard normal."""
+
+    name = "randn"
+
+    @staticmethod
+    def forward(size: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
+        array = _rng(generator).standard_normal(size)
+        return _finish(array, dtype, device, requires_grad, "randn")
+
+
+class Randint(_Draw):
+    """Integers uniform on [low, high)."""
+
+    name = "randint"
+
+    @staticmethod
+    def forward(low: int, high: int, size: tuple, generator: Any, dtype: Any, device: Any) -> Any:
+        array = _rng(generator).integers(low, high, size)
+        return _finish(array, dtype, device, False, "randint")
+
+
+class Randperm(_Draw):
+    """A random permutation of ``range(n)``."""
+
+    name = "randperm"
+
+    @staticmethod
+    def forward(n: int, generator: Any, dtype: Any, device: Any) -> Any:
+        return _finish(_rng(generator).permutation(n), dtype, device, False, "randperm")
+
+
+register(Rand, Randn, Randint, Randperm)

@@ -1,0 +1,93 @@
+"""Trace and compile keep what must stay live: random draws are nodes that draw again on
+every call (from the global generator, as eager code does), and tensor indices and loss
+targets are values the graph reads, never constants baked in at trace time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import minitorch as mt
+import minitorch.nn.functional as F
+from minitorch import jit, nn
+
+
+def test_a_traced_draw_draws_again_on_every_call_in_the_eager_order() -> None:
+    def f(x):
+        return x + mt.rand(3) * mt.randn(3)
+
+    traced = jit.trace(f, (mt.zeros(3),))
+    assert [n.op for n in traced.graph.nodes].count("rand") == 1
+    mt.manual_seed(7)
+    eager = [f(mt.zeros(3)).tolist() for _ in range(2)]
+    mt.manual_seed(7)
+    assert [traced(mt.zeros(3)).tolist() for _ in range(2)] == eager
+    assert eager[0] != eager[1]
+
+
+def test_the_passes_neither_merge_fold_nor_drop_a_draw() -> None:
+    def f(x):
+        unused = mt.randn(2)  # noqa: F841 - an unused draw still moves the generator
+        return x + mt.randn(3) + mt.randn(3)
+
+    optimized = jit.optimize(jit.trace(f, (mt.zeros(3),)))
+    assert [n.op for n in optimized.graph.nodes].count("randn") == 3
+    mt.manual_seed(1)
+    expected = f(mt.zeros(3)).tolist()
+    mt.manual_seed(1)
+    assert optimized(mt.zeros(3)).tolist() == expected
+
+
+def test_compiled_dropout_in_training_mode_draws_a_new_mask_each_call() -> None:
+    drop = nn.Dropout(0.5).train()
+    compiled = mt.compile(drop)
+    mt.manual_seed(3)
+    eager = [drop(mt.ones(16)).tolist() for _ in range(2)]
+    mt.manual_seed(3)
+    assert [compiled(mt.ones(16)).tolist() for _ in range(2)] == eager
+    assert eager[0] != eager[1]
+
+
+def test_randint_and_randperm_in_a_compiled_function_match_eager() -> None:
+    def f(x):
+        return x[mt.randperm(4)] + mt.randint(0, 9, (4,))
+
+    compiled = mt.compile(f)
+    mt.manual_seed(5)
+    eager = [f(mt.arange(4)).tolist() for _ in range(3)]
+    mt.manual_seed(5)
+    assert [compiled(mt.arange(4)).tolist() for _ in range(3)] == eager
+
+
+def test_a_tensor_index_is_an_input_of_the_graph() -> None:
+    x = mt.arange(10.0)
+    traced = jit.trace(lambda x, i: x[i] * 2, (x, mt.tensor([1, 2])))
+    assert traced(x, mt.tensor([5, 6])).tolist() == [10.0, 12.0]
+    compiled = mt.compile(lambda x, i: x[i] * 2)
+    assert compiled(x, mt.tensor([1, 2])).tolist() == [2.0, 4.0]
+    assert compiled(x, mt.tensor([3, 4])).tolist() == [6.0, 8.0]
+
+
+def test_a_compiled_loss_reads_each_batchs_targets() -> None:
+    mt.manual_seed(0)
+    logits = mt.randn(4, 3)
+    loss = mt.compile(lambda z, t: F.cross_entropy(z, t))
+    for targets in ([0, 1, 2, 0], [2, 2, 2, 2], [1, 0, 1, 0]):
+        t = mt.tensor(targets)
+        assert np.isclose(loss(logits, t).item(), F.cross_entropy(logits, t).item())
+
+
+def test_an_index_put_with_a_tensor_index_reads_the_index_it_is_given() -> None:
+    def f(x, i):
+        y = x.clone()
+        y[i] = 0.0
+        return y
+
+    compiled = mt.compile(f)
+    assert compiled(mt.ones(4), mt.tensor([0])).tolist() == [0.0, 1.0, 1.0, 1.0]
+    assert compiled(mt.ones(4), mt.tensor([3])).tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+def test_gradients_through_a_tensor_index_still_add_up() -> None:
+    w = mt.randn(5, 3, requires_grad=True)
+    w[mt.tensor([0, 2, 2])].sum().backward()
+    assert w.grad.sum(1).tolist() == [3.0, 0.0, 6.0, 0.0, 0.0]
