@@ -31,6 +31,7 @@ from ..tensor import Tensor
 from .interpreter import run_graph
 from .ir import Graph, Node, Value
 from .passes import optimize
+from .read_guards import read_guards
 from .tracer import Break, TracerWarning, attr_table, input_names, record
 
 log = logging.getLogger("minitorch.compile")
@@ -306,6 +307,7 @@ class CompiledFunction:
         return getattr(self.forward, "__qualname__", type(self.fn).__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = self._bind(args, kwargs)
         for entry in self.entries:
             if entry.failed_guard(args, kwargs) is None:
                 return self._run(entry, args, kwargs)
@@ -326,6 +328,27 @@ class CompiledFunction:
             self.recompile_reasons.append(message)
             log.info(message)
         return self._compile(args, kwargs)
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The call with every argument that can be positional made positional, and the
+        defaults filled in: ``f(x, y=t)`` is ``f(x, t)``, and a default is guarded as any
+        argument is. (A call that does not fit the signature is left as it is: running it
+        gives Python's own error.)"""
+        signature = self.__dict__.get("_signature")
+        if signature is None:
+            try:
+                signature = inspect.signature(self.forward)
+            except (TypeError, ValueError):
+                signature = False
+            self._signature = signature
+        if signature is False:
+            return args, kwargs
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
 
     # --- tracing ------------------------------------------------------------------------
     def _trace(self, args: tuple, kwargs: dict) -> tuple[Graph, Any, list[Break]]:
@@ -362,8 +385,16 @@ class CompiledFunction:
                 guards.append(value_guard(names[i], i, a))
         for k, v in kwargs.items():
             guards.append(value_guard(k, k, v))
+        keywords = sorted(kwargs)
+
+        def same_keywords(args: tuple, kwargs: dict) -> str | None:
+            now = sorted(kwargs)
+            return None if now == keywords else f"keywords {keywords} changed: now {now}"
+
+        guards.append(Guard(f"keywords == {keywords}", same_keywords))
         if self.module is not None:
             guards += module_guards(self.module)
+        guards += read_guards(self.forward, self.module, Guard)
         guards += constant_guards(graph)
         return guards
 

@@ -91,3 +91,67 @@ def test_gradients_through_a_tensor_index_still_add_up() -> None:
     w = mt.randn(5, 3, requires_grad=True)
     w[mt.tensor([0, 2, 2])].sum().backward()
     assert w.grad.sum(1).tolist() == [3.0, 0.0, 6.0, 0.0, 0.0]
+
+
+# --- compile guards what its graph reads (issue 19 item 2) ---------------------------------
+SCALE = 2.0
+OFFSET = mt.ones(2)
+
+
+def test_compile_recompiles_when_a_global_number_or_tensor_is_rebound() -> None:
+    global SCALE, OFFSET
+    scaled = mt.compile(lambda x: x * SCALE + OFFSET)
+    try:
+        assert scaled(mt.ones(2)).tolist() == [3.0, 3.0]
+        SCALE = 3.0
+        assert scaled(mt.ones(2)).tolist() == [4.0, 4.0]
+        OFFSET = mt.zeros(2)
+        assert scaled(mt.ones(2)).tolist() == [3.0, 3.0]
+        assert "global 'SCALE' changed: it was 2.0" in scaled.explain()
+    finally:
+        SCALE, OFFSET = 2.0, mt.ones(2)
+
+
+def test_compile_recompiles_when_a_closure_cell_changes() -> None:
+    k = 1.0
+
+    def times_k(x):
+        return x * k
+
+    compiled = mt.compile(times_k)
+    assert compiled(mt.ones(2)).tolist() == [1.0, 1.0]
+    k = 5.0
+    assert compiled(mt.ones(2)).tolist() == [5.0, 5.0]
+
+
+def test_compile_recompiles_when_a_module_attribute_changes() -> None:
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = 2.0
+            self.inner = nn.Identity()
+            self.inner.shift = 1.0
+
+        def forward(self, x):
+            return self.inner(x) * self.scale + self.inner.shift
+
+    model = Scaled()
+    compiled = mt.compile(model)
+    assert compiled(mt.ones(2)).tolist() == [3.0, 3.0]
+    model.scale = 4.0
+    assert compiled(mt.ones(2)).tolist() == [5.0, 5.0]
+    model.inner.shift = 0.0
+    assert compiled(mt.ones(2)).tolist() == [4.0, 4.0]
+
+
+def test_keyword_and_default_arguments_are_arguments_of_the_graph() -> None:
+    def add(x, y=None):
+        return x if y is None else x + y
+
+    compiled = mt.compile(add)
+    assert compiled(mt.ones(2)).tolist() == [1.0, 1.0]
+    assert compiled(mt.ones(2), y=mt.ones(2)).tolist() == [2.0, 2.0]
+    assert compiled(mt.ones(2), mt.ones(2) * 3).tolist() == [4.0, 4.0]
+    both = mt.compile(lambda x, y: x + y)
+    assert both(mt.ones(2), mt.ones(2)).tolist() == [2.0, 2.0]
+    assert both(mt.ones(2), y=mt.ones(2) * 2).tolist() == [3.0, 3.0]
