@@ -61,7 +61,32 @@ class ScriptModule(Module):
         values.update((k, v) for k, v in self.named_buffers() if v is not None)
         return values
 
+    def _watch_reads(self, source: Any, fn: Any) -> None:
+        """Script again when a global, closure variable or attribute that ``source``'s code
+        read at script time has changed since: the graph holds what it read then, and a
+        stale value must not be used (TorchScript reads such values when it is called)."""
+        from .compile import Guard
+        from .read_guards import read_guards
+
+        module = source if isinstance(source, Module) else None
+        object.__setattr__(self, "_reads", (source, read_guards(fn, module, Guard)))
+
+    def _fresh(self) -> None:
+        reads = self.__dict__.get("_reads")
+        if reads is None:
+            return  # (loaded from a file: no source to read)
+        source, guards = reads
+        for guard in guards:
+            if guard.check((), {}) is not None:
+                from .script import script
+
+                again = script(source)
+                object.__setattr__(self, "_graph", again._graph)
+                object.__setattr__(self, "_reads", again.__dict__["_reads"])
+                return
+
     def forward(self, *inputs: Any) -> Any:
+        self._fresh()
         expected = self._graph.inputs
         if len(inputs) != len(expected):
             names = ", ".join(v.name for v in expected)

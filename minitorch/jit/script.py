@@ -277,6 +277,8 @@ class _Compiler:
             for (block, _), v in zip(branches, values, strict=True):
                 block.outputs.append(v)
             a, b = values
+            if a.type != b.type:
+                raise self._type_mismatch(stmt, name, a.type, b.type)
             out = self.graph.new_value(type=a.type)
             if a.type == "Tensor" and (a.dtype, a.shape) == (b.dtype, b.shape):
                 out.dtype, out.shape = a.dtype, a.shape
@@ -287,6 +289,21 @@ class _Compiler:
         node.blocks = [b for b, _ in branches]
         for name, out in zip(merged, outs, strict=True):
             scope.vars[name] = out
+
+    def _type_mismatch(self, stmt: ast.If, name: str, true_type: str, false_type: str) -> Any:
+        """TorchScript's error for a variable that each branch gives another type."""
+
+        def line(body: list[ast.stmt]) -> str:
+            found = [n.lineno for n in _assignments(body, name)]
+            return f"line {found[-1] + self.first_line - 1}" if found else "before the if"
+
+        return self.error(
+            stmt,
+            f"Type mismatch: {name} is set to type {true_type} in the true branch "
+            f"({line(stmt.body)}) and type {false_type} in the false branch "
+            f"({line(stmt.orelse)}); a variable keeps one type in TorchScript: make both "
+            "branches give it the same type",
+        )
 
     def _loop(self, stmt: ast.stmt, scope: _Scope, trips: Any, index_name: str | None,
               start: Any, cond_expr: ast.expr | None) -> None:  # fmt: skip
@@ -736,6 +753,20 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
+def _assignments(body: list[ast.stmt], name: str) -> list[ast.stmt]:
+    """The statements of ``body`` (nested ones too) that assign to ``name``."""
+    found = []
+    for stmt in body:
+        for node in ast.walk(stmt):
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            for target in targets:
+                if target is not None and any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)
+                ):
+                    found.append(node)
+    return found
+
+
 def _load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Name):
         return ast.copy_location(ast.Name(target.id, ast.Load()), target)
@@ -841,7 +872,9 @@ def script(obj: Any) -> ScriptModule:
     from .lint import lint
 
     lint(g)
-    return ScriptModule(g, compiler.attrs, name=name)
+    module = ScriptModule(g, compiler.attrs, name=name)
+    module._watch_reads(obj, fn if isinstance(obj, Module) else obj)
+    return module
 
 
 def _annotate(inputs: list[Value], params: list[inspect.Parameter]) -> None:

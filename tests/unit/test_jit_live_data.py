@@ -155,3 +155,43 @@ def test_keyword_and_default_arguments_are_arguments_of_the_graph() -> None:
     both = mt.compile(lambda x, y: x + y)
     assert both(mt.ones(2), mt.ones(2)).tolist() == [2.0, 2.0]
     assert both(mt.ones(2), y=mt.ones(2) * 2).tolist() == [3.0, 3.0]
+
+
+# --- script: one type per variable, globals read when called (issue 19 item 3) ------------
+FACTOR = 2.0
+
+
+def _tensor_or_int(x, flag: bool):
+    if flag:
+        y = x * 2
+    else:
+        y = 3
+    return y
+
+
+def _times_factor(x):
+    return x * FACTOR
+
+
+def test_script_refuses_a_variable_with_two_types_naming_both_lines() -> None:
+    import inspect
+
+    import pytest
+
+    first = inspect.getsourcelines(_tensor_or_int)[1]
+    with pytest.raises(jit.ScriptError) as caught:
+        jit.script(_tensor_or_int)
+    message = str(caught.value)
+    assert "Type mismatch: y is set to type Tensor in the true branch" in message
+    assert f"(line {first + 2})" in message and f"(line {first + 4})" in message
+
+
+def test_a_scripted_function_reads_a_rebound_global_when_called() -> None:
+    global FACTOR
+    scripted = jit.script(_times_factor)
+    try:
+        assert scripted(mt.ones(1)).tolist() == [2.0]
+        FACTOR = 5.0
+        assert scripted(mt.ones(1)).tolist() == [5.0]
+    finally:
+        FACTOR = 2.0
