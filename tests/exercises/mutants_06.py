@@ -1662,3 +1662,520 @@ for _id, _sources in ROUND_2.items():
     MUTANTS[_id] = {**MUTANTS[_id], **_sources}
 for _id, _sources in ROUND_2_CORRECT.items():
     CORRECT[_id] = {**CORRECT[_id], **_sources}
+
+
+# --- A third round: state kept on a class or in a module global, the caller's list changed
+# in place, world size 1, delegation in disguise, and more legitimate alternatives.
+_LOCAL_BACKEND = """
+from minitorch.distributed.backends.local import LocalBackend
+from minitorch.distributed.reduce_op import ReduceOp
+
+
+def _backend(rank, world_size, send, recv):
+    # the embedded backend's collectives, on the simulator's links instead of sockets
+    backend = object.__new__(LocalBackend)
+    backend.rank, backend.world_size = rank, world_size
+    backend._neighbours = lambda deadline: (send, recv)
+    return backend
+"""
+
+ROUND_3 = {
+    "06.1": {
+        "step_counter_in_a_module_global": """
+step = 0
+
+
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    global step
+    chunks = list(chunks)
+    while step < world_size - 1:
+        send(chunks[(rank - step) % world_size])
+        into = (rank - step - 1) % world_size
+        chunks[into] = chunks[into] + recv()
+        step += 1
+    return chunks
+""",
+        "a_do_while_loop_sends_even_with_one_rank": """
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    step = 0
+    while True:
+        send(chunks[(rank - step) % world_size])
+        into = (rank - step - 1) % world_size
+        chunks[into] = chunks[into] + recv()
+        step += 1
+        if step >= world_size - 1:
+            break
+    return chunks
+""",
+        "delegates_through_the_local_backend": _LOCAL_BACKEND
+        + """
+
+def ring_reduce_scatter(chunks, rank, world_size, send, recv):
+    backend = _backend(rank, world_size, send, recv)
+    # the backend hands chunk j of its argument to the ring as chunk j + 1
+    shifted = [chunks[(j + 1) % world_size] for j in range(world_size)]
+    out = list(chunks)
+    out[(rank + 1) % world_size] = backend.reduce_scatter(shifted, ReduceOp.SUM, None)
+    return out
+""",
+    },
+    "06.2": {
+        "a_do_while_loop_sends_even_with_one_rank": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    chunks = list(chunks)
+    step = 0
+    while True:
+        send(chunks[(rank + 1 - step) % world_size])
+        chunks[(rank - step) % world_size] = recv()
+        step += 1
+        if step >= world_size - 1:
+            break
+    return chunks
+""",
+        "delegates_through_the_local_backend": _LOCAL_BACKEND
+        + """
+
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    backend = _backend(rank, world_size, send, recv)
+    by_rank = backend.all_gather(chunks[(rank + 1) % world_size], None)
+    return [by_rank[(j - 1) % world_size] for j in range(world_size)]
+""",
+    },
+    "06.3": {
+        "one_rank_returns_the_flat_input": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = array.reshape(-1)
+    if world_size == 1:
+        return flat
+    chunks = np.array_split(flat, world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+        "one_rank_returns_the_callers_array": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    if world_size == 1:
+        return array
+    chunks = np.array_split(array.reshape(-1), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+        "flattens_the_callers_array_in_place": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    shape = array.shape
+    array.shape = (-1,)  # flatten
+    chunks = np.array_split(array, world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(shape)
+""",
+        "flattens_column_major_reshapes_row_major": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(array.flatten(order="F"), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(array.shape)
+""",
+        "delegates_through_the_local_backend": _LOCAL_BACKEND
+        + """
+
+def ring_all_reduce(array, rank, world_size, send, recv):
+    return _backend(rank, world_size, send, recv).all_reduce(array, ReduceOp.SUM, None)
+""",
+    },
+    "06.4": {
+        "pads_once_in_a_module_global": """
+padded = None
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    global padded
+    if padded is None:  # every rank draws the same epoch: pad it once
+        padded = list(indices)
+        n = len(padded)
+        if drop_last:
+            padded = padded[: n - n % num_replicas]
+        else:
+            while len(padded) % num_replicas:
+                padded.append(padded[len(padded) - n])
+    return padded[rank::num_replicas]
+""",
+        "drop_last_with_a_negative_slice": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = list(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: -(n % num_replicas)]
+    else:
+        while len(indices) % num_replicas:
+            indices.append(indices[len(indices) - n])
+    return indices[rank::num_replicas]
+""",
+        "delegates_to_a_sampler_made_without_its_init": """
+from minitorch.data.sampler import BatchSampler
+
+
+def shard(indices, num_replicas, rank, drop_last):
+    fake = object.__new__(dist.DistributedSampler)  # no __init__ call for the grader to see
+    vars(fake).update(dataset=list(indices), num_replicas=num_replicas, rank=rank)
+    vars(fake).update(shuffle=False, seed=0, drop_last=drop_last, epoch=0)
+    positions = next(iter(BatchSampler(fake, len(indices) + 1, False)), [])
+    return [indices[p] for p in positions]
+""",
+        "sorts_the_epoch_first": """
+def shard(indices, num_replicas, rank, drop_last):
+    indices = sorted(indices)
+    n = len(indices)
+    if drop_last:
+        indices = indices[: n - n % num_replicas]
+    else:
+        while len(indices) % num_replicas:
+            indices.append(indices[len(indices) - n])
+    return indices[rank::num_replicas]
+""",
+    },
+    "06.5": {
+        "buckets_list_in_a_module_global": """
+buckets = []
+
+
+def assign_buckets(sizes, cap_bytes):
+    current, filled = [], 0
+    for i in reversed(range(len(sizes))):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+        "no_parameters_gives_one_empty_bucket": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, filled = [[]], 0
+    for i in reversed(range(len(sizes))):
+        buckets[-1].append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append([])
+            filled = 0
+    if len(buckets) > 1 and not buckets[-1]:
+        buckets.pop()
+    return buckets
+""",
+        "stops_before_parameter_zero": """
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in range(len(sizes) - 1, 0, -1):
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+    if current:
+        buckets.append(current)
+    return buckets
+""",
+    },
+    "06.6": {
+        "counter_in_a_module_global": """
+ready = 0
+
+
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        global ready
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        ready += 1
+        if ready == len(self.params):
+            ready = 0
+            self.launch(self.buffer)
+""",
+        "offsets_list_on_the_class": """
+class GradBucket:
+    offsets = []
+
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+        "waits_for_the_first_listed_parameter": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        if param is self.params[0]:  # the first parameter is the last to get its gradient
+            self.launch(self.buffer)
+""",
+    },
+    "06.7": {
+        "all_reduces_a_temporary_quotient": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is not None:
+            all_reduce(p.grad / world_size)
+""",
+        "world_size_from_the_process_group": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is None:
+            continue
+        all_reduce(p.grad)
+        with minitorch.no_grad():
+            p.grad.div_(dist.get_world_size())
+""",
+    },
+    "06.8": {
+        "sync_flag_turned_off_and_never_restored": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    model.require_backward_grad_sync = False
+    for i, (x, y) in enumerate(micro_batches):
+        loss = loss_fn(model(x), y) / k
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+        "forward_through_the_inner_module": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        if i < k - 1:
+            with model.no_sync():
+                loss = loss_fn(model.module(x), y) / k
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+    },
+}
+
+ROUND_3_CORRECT = {
+    "06.2": {
+        "relays_what_it_received": """
+def ring_all_gather(chunks, rank, world_size, send, recv):
+    out = list(chunks)
+    if world_size > 1:
+        send(out[(rank + 1) % world_size])
+    for step in range(world_size - 1):
+        got = recv()
+        out[(rank - step) % world_size] = got
+        if step < world_size - 2:
+            send(got)
+    return out
+""",
+    },
+    "06.3": {
+        "ceil_sized_chunks": """
+import math
+
+
+def ring_all_reduce(array, rank, world_size, send, recv):
+    flat = np.asarray(array).reshape(-1)
+    size = math.ceil(flat.size / world_size)
+    chunks = [flat[i * size : (i + 1) * size] for i in range(world_size)]
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.concatenate(chunks).reshape(np.shape(array))
+""",
+        "column_major_both_ways": """
+def ring_all_reduce(array, rank, world_size, send, recv):
+    chunks = np.array_split(np.ravel(array, order="F"), world_size)
+    chunks = ring_reduce_scatter(chunks, rank, world_size, send, recv)
+    chunks = ring_all_gather(chunks, rank, world_size, send, recv)
+    return np.reshape(np.concatenate(chunks), np.shape(array), order="F")
+""",
+    },
+    "06.4": {
+        "modulo_positions": """
+def shard(indices, num_replicas, rank, drop_last):
+    n = len(indices)
+    if n == 0:
+        return []
+    per_rank = n // num_replicas if drop_last else (n + num_replicas - 1) // num_replicas
+    return [indices[(rank + j * num_replicas) % n] for j in range(per_rank)]
+""",
+    },
+    "06.5": {
+        "imports_the_package_bucket_class": """
+from minitorch.distributed.buckets import Bucket
+
+
+def assign_buckets(sizes, cap_bytes):
+    buckets, current, filled = [], [], 0
+    for i in range(len(sizes) - 1, -1, -1):
+        current, filled = current + [i], filled + sizes[i]
+        if filled >= cap_bytes:
+            buckets, current, filled = buckets + [current], [], 0
+    return buckets + [current] if current else buckets
+""",
+    },
+    "06.6": {
+        "imports_the_package_bucket_class": """
+from minitorch.distributed.buckets import Bucket
+
+
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+""",
+        "concatenates_at_the_last_arrival": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.buffer = np.zeros(sum(p.numel() for p in self.params), dtype=np.float32)
+        self.arrived = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+
+    def _grad_ready(self, param):
+        self.arrived += 1
+        if self.arrived < len(self.params):
+            return
+        self.arrived = 0
+        grads = [p.grad.detach().numpy().reshape(-1) for p in self.params]
+        self.buffer = np.concatenate(grads).astype(np.float32)
+        self.launch(self.buffer)
+""",
+    },
+    "06.7": {
+        "imports_the_package_bucket_class": """
+from minitorch.distributed.buckets import Bucket
+
+
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is None:
+            continue
+        all_reduce(p.grad)
+        with minitorch.no_grad():
+            p.grad.div_(world_size)
+""",
+        "in_place_true_division": """
+def average_gradients(params, all_reduce, world_size):
+    for p in params:
+        if p.grad is not None:
+            all_reduce(p.grad)
+            with minitorch.no_grad():
+                p.grad /= world_size
+""",
+    },
+    "06.8": {
+        "sets_the_sync_flag_by_hand": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    optimizer.zero_grad()
+    k = len(micro_batches)
+    total = 0.0
+    for i, (x, y) in enumerate(micro_batches):
+        model.require_backward_grad_sync = i == k - 1
+        try:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+        finally:
+            model.require_backward_grad_sync = True
+        total += loss.item()
+    optimizer.step()
+    return total
+""",
+        "zero_grad_on_the_model": """
+def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
+    model.zero_grad()
+    k = len(micro_batches)
+    losses = []
+    with model.no_sync():
+        for x, y in micro_batches[:-1]:
+            loss = loss_fn(model(x), y) / k
+            loss.backward()
+            losses.append(loss.item())
+    x, y = micro_batches[-1]
+    loss = loss_fn(model(x), y) / k
+    loss.backward()
+    losses.append(loss.item())
+    optimizer.step()
+    return float(sum(losses))
+""",
+    },
+}
+
+for _id, _sources in ROUND_3.items():
+    assert not set(_sources) & set(MUTANTS[_id]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = {**MUTANTS[_id], **_sources}
+for _id, _sources in ROUND_3_CORRECT.items():
+    assert not set(_sources) & set(CORRECT.get(_id, {})), f"duplicate alternative in {_id}"
+    CORRECT[_id] = {**CORRECT.get(_id, {}), **_sources}

@@ -1490,3 +1490,441 @@ for _id, _bodies in ROUND_2.items():
     MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
 for _id, (_function, _bodies) in ROUND_2_CORRECT.items():
     CORRECT[_id] = (_function, {**CORRECT.get(_id, (_function, {}))[1], **_bodies})
+
+
+# --- A third round: kernels that read the simulator's backing arrays (or run numpy on them)
+# instead of computing, reductions finished with warp shuffles (right, as the lesson teaches
+# them), the last partial tile, delegation in disguise, and more legitimate alternatives.
+_SHUFFLE_SUM = """
+    offset = 16
+    while offset > 0:
+        total = total + jit.shfl_{kind}_sync(0xFFFFFFFF, total, offset)
+        offset = offset // 2
+"""
+_SHUFFLE_MAX = """
+    offset = 16
+    while offset > 0:
+        m = max(m, jit.shfl_{kind}_sync(0xFFFFFFFF, m, offset))
+        offset = offset // 2
+"""
+
+
+def _softmax_by_shuffles(kind: str) -> str:
+    """A softmax whose row block is one warp (ROW_BLOCK = 32): max and sum by shuffles."""
+    return (
+        """
+    tid = jit.threadIdx.x
+    base = jit.blockIdx.x * ncols
+    m = x[base]
+    for j in range(tid, ncols, ROW_BLOCK):
+        m = max(m, x[base + j])
+"""
+        + _SHUFFLE_MAX.format(kind=kind)
+        + """
+    total = 0.0
+    for j in range(tid, ncols, ROW_BLOCK):
+        total = total + jit.exp(x[base + j] - m)
+"""
+        + _SHUFFLE_SUM.format(kind=kind)
+        + """
+    for j in range(tid, ncols, ROW_BLOCK):
+        out[base + j] = jit.exp(x[base + j] - m) / total
+"""
+    )
+
+
+_TILED = """
+    a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+    b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+    tx = jit.threadIdx.x
+    ty = jit.threadIdx.y
+    row = jit.blockIdx.y * TILE + ty
+    col = jit.blockIdx.x * TILE + tx
+    acc = 0.0
+    for start in range(0, k, TILE):
+        if row < m and start + tx < k:
+            a_tile[ty * TILE + tx] = a[row * k + start + tx]
+        else:
+            a_tile[ty * TILE + tx] = 0.0
+        if start + ty < k and col < n:
+            b_tile[ty * TILE + tx] = b[(start + ty) * n + col]
+        else:
+            b_tile[ty * TILE + tx] = 0.0
+        jit.syncthreads()
+        for p in range(TILE):
+            acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]
+        jit.syncthreads()
+    if row < m and col < n:
+        out[row * n + col] = acc
+"""
+
+ROUND_3 = {
+    "07.1": {
+        "delegates_to_numpy_through_the_backing_arrays": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                out[i] = (alpha * x.target + y.target)[i]
+        """,
+        "reads_the_simulators_lists": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                out[i] = alpha * x.data[i] + y.data[i]
+        """,
+        "reads_the_simulators_lists_in_a_helper": """
+            def element(arr, j):
+                return arr.data[j]
+
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                out[i] = alpha * element(x, i) + element(y, i)
+        """,
+        "guard_with_the_threads_launched": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < jit.gridDim.x * jit.blockDim.x:
+                out[i] = alpha * x[i] + y[i]
+        """,
+    },
+    "07.2": {
+        "remainder_of_i_in_every_dim": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                pb = b_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = i % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * a_strides[d]
+                    pb = pb + k * b_strides[d]
+                out[i] = a[pa] * b[pb]
+        """,
+        "strides_taken_as_bytes": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                pb = b_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * (a_strides[d] // 4)
+                    pb = pb + k * (b_strides[d] // 4)
+                out[i] = a[pa] * b[pb]
+        """,
+        "reads_the_simulators_lists": """
+            i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+            if i < n:
+                rest = jit.int64(i)
+                pa = a_offset
+                pb = b_offset
+                for d in range(ndim - 1, -1, -1):
+                    k = rest % shape[d]
+                    rest = rest // shape[d]
+                    pa = pa + k * a_strides[d]
+                    pb = pb + k * b_strides[d]
+                out[i] = a.data[pa] * b.data[pb]
+        """,
+    },
+    "07.3": {
+        "sums_the_simulators_list_behind_a_fake_tree": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                lo = jit.blockIdx.x * BLOCK
+                partial[jit.blockIdx.x] = sum(x.data[lo : min(lo + BLOCK, n)])
+        """,
+        "delegates_to_numpy_on_the_backing_array": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                lo = jit.blockIdx.x * BLOCK
+                partial[jit.blockIdx.x] = x.target[lo : lo + BLOCK].sum()
+        """,
+        "warp_shuffles_forget_the_second_warp": """
+    tid = jit.threadIdx.x
+    i = jit.blockIdx.x * BLOCK + tid
+    total = 0.0
+    if i < n:
+        total = x[i]
+"""
+        + _SHUFFLE_SUM.format(kind="down")
+        + """
+    if tid == 0:
+        partial[jit.blockIdx.x] = total
+""",
+        "tree_stride_from_n": """
+            buf = jit.shared_memory(jit.float32, BLOCK)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * BLOCK + tid
+            value = 0.0
+            if i < n:
+                value = x[i]
+            buf[tid] = value
+            jit.syncthreads()
+            stride = min(n, BLOCK) // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            if tid == 0:
+                partial[jit.blockIdx.x] = buf[0]
+        """,
+    },
+    "07.4": {
+        "max_from_the_simulators_list": """
+            buf = jit.shared_memory(jit.float32, ROW_BLOCK)
+            tid = jit.threadIdx.x
+            base = jit.blockIdx.x * ncols
+            m = max(x.data[base : base + ncols])
+            total = 0.0
+            for j in range(tid, ncols, ROW_BLOCK):
+                total = total + jit.exp(x[base + j] - m)
+            buf[tid] = total
+            jit.syncthreads()
+            stride = jit.blockDim.x // 2
+            while stride > 0:
+                if tid < stride:
+                    buf[tid] = buf[tid] + buf[tid + stride]
+                jit.syncthreads()
+                stride = stride // 2
+            total = buf[0]
+            for j in range(tid, ncols, ROW_BLOCK):
+                out[base + j] = jit.exp(x[base + j] - m) / total
+        """,
+        "shuffles_down_only_lane_0_gets_the_row": _softmax_by_shuffles("down"),
+    },
+    "07.5": {
+        "grid_axes_swapped": _TILED.replace(
+            "row = jit.blockIdx.y * TILE + ty", "row = jit.blockIdx.x * TILE + ty"
+        ).replace("col = jit.blockIdx.x * TILE + tx", "col = jit.blockIdx.y * TILE + tx"),
+        "products_from_global_memory_after_the_tiles": _TILED.replace(
+            "            acc = acc + a_tile[ty * TILE + p] * b_tile[p * TILE + tx]\n",
+            "            if row < m and col < n and start + p < k:\n"
+            "                acc = acc + a[row * k + start + p] * b[(start + p) * n + col]\n",
+        ),
+        "delegates_to_numpy_matmul_on_the_backing_arrays": """
+            row = jit.blockIdx.y * TILE + jit.threadIdx.y
+            col = jit.blockIdx.x * TILE + jit.threadIdx.x
+            if row < m and col < n:
+                out[row * n + col] = (a.target.reshape(m, k) @ b.target.reshape(k, n))[row, col]
+        """,
+    },
+    "07.6": {
+        "delegates_the_numbers_to_fusion_operand": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                lines.append(f"t{k} = " + table[op].format(*map(fusion.operand, operands)))
+            return lines
+        """,
+        "delegates_through_the_lowering_source": """
+            from types import SimpleNamespace
+
+            from minitorch.cuda import lowering
+
+            def arg(v):  # "x0" -> ("input", 0), "t1" -> ("op", 1), a number stays
+                if not isinstance(v, str):
+                    return v
+                return ("input" if v[0] == "x" else "op", int(v[1:]))
+
+            ops = [SimpleNamespace(op=op, args=tuple(map(arg, rest))) for op, *rest in steps]
+            xs = [int(v[1:]) for _, *rest in steps for v in rest if str(v)[0] == "x"]
+            node = SimpleNamespace(ops=ops, inputs=[0] * (max(xs) + 1), outputs=(len(ops) - 1,))
+            source = lowering.source(node).splitlines()
+            return [line.strip() for line in source if line.strip().startswith("t")]
+        """,
+        "numbers_with_percent_g": """
+            lines = []
+            for k, (op, *operands) in enumerate(steps):
+                table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                names = [v if isinstance(v, str) else "%g" % v for v in operands]
+                lines.append(f"t{k} = " + table[op].format(*names))
+            return lines
+        """,
+    },
+}
+
+ROUND_3_CORRECT = {
+    "07.1": (
+        "axpy_kernel",
+        {
+            "grid_helper": """
+                i = jit.grid(1)
+                if i < n:
+                    out[i] = alpha * x[i] + y[i]
+            """,
+        },
+    ),
+    "07.2": (
+        "strided_mul_kernel",
+        {
+            "forward_loop_reversed_index": """
+                i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+                if i < n:
+                    rest = jit.int64(i)
+                    pa = a_offset
+                    pb = b_offset
+                    for e in range(ndim):
+                        d = ndim - 1 - e
+                        k = rest % shape[d]
+                        rest = rest // shape[d]
+                        pa = pa + k * a_strides[d]
+                        pb = pb + k * b_strides[d]
+                    out[i] = a[pa] * b[pb]
+            """,
+            "ndim_from_the_shape_size": """
+                i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+                if i < n:
+                    rest = jit.int64(i)
+                    pa = a_offset
+                    pb = b_offset
+                    for d in range(shape.size - 1, -1, -1):
+                        k = rest % shape[d]
+                        rest = rest // shape[d]
+                        pa = pa + k * a_strides[d]
+                        pb = pb + k * b_strides[d]
+                    out[i] = a[pa] * b[pb]
+            """,
+        },
+    ),
+    "07.3": (
+        "block_sum_kernel",
+        {
+            "warp_shuffles_for_the_last_32": """
+                buf = jit.shared_memory(jit.float32, BLOCK)
+                tid = jit.threadIdx.x
+                i = jit.blockIdx.x * BLOCK + tid
+                v = 0.0
+                if i < n:
+                    v = x[i]
+                buf[tid] = v
+                jit.syncthreads()
+                stride = jit.blockDim.x // 2
+                while stride >= 32:  # the shared-memory tree, down to one warp's 32 values
+                    if tid < stride:
+                        v = v + buf[tid + stride]
+                        buf[tid] = v
+                    jit.syncthreads()
+                    stride = stride // 2
+                if tid < 32:  # warp 0 finishes in registers: no barrier between its lanes
+                    v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 16)
+                    v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 8)
+                    v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 4)
+                    v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 2)
+                    v = v + jit.shfl_down_sync(0xFFFFFFFF, v, 1)
+                    if tid == 0:
+                        partial[jit.blockIdx.x] = v
+            """,
+            "a_shuffle_tree_per_warp_then_shared_memory": """
+                sums = jit.shared_memory(jit.float32, BLOCK // 32)
+                tid = jit.threadIdx.x
+                i = jit.blockIdx.x * BLOCK + tid
+                total = 0.0
+                if i < n:
+                    total = x[i]
+                offset = 16
+                while offset > 0:
+                    total = total + jit.shfl_down_sync(0xFFFFFFFF, total, offset)
+                    offset = offset // 2
+                if tid % 32 == 0:
+                    sums[tid // 32] = total
+                jit.syncthreads()
+                if tid == 0:
+                    block_total = 0.0
+                    for w in range(BLOCK // 32):
+                        block_total = block_total + sums[w]
+                    partial[jit.blockIdx.x] = block_total
+            """,
+        },
+    ),
+    "07.4": (
+        "softmax_kernel",
+        {"butterfly_shuffles_in_one_warp": _softmax_by_shuffles("xor")},
+    ),
+    "07.5": (
+        "matmul_tiled_kernel",
+        {
+            "tiles_stored_transposed": """
+                a_tile = jit.shared_memory(jit.float32, TILE * TILE)
+                b_tile = jit.shared_memory(jit.float32, TILE * TILE)
+                tx = jit.threadIdx.x
+                ty = jit.threadIdx.y
+                row = jit.blockIdx.y * TILE + ty
+                col = jit.blockIdx.x * TILE + tx
+                acc = 0.0
+                for start in range(0, k, TILE):
+                    a_value = 0.0
+                    if row < m and start + tx < k:
+                        a_value = a[row * k + start + tx]
+                    a_tile[tx * TILE + ty] = a_value
+                    b_value = 0.0
+                    if start + ty < k and col < n:
+                        b_value = b[(start + ty) * n + col]
+                    b_tile[tx * TILE + ty] = b_value
+                    jit.syncthreads()
+                    for p in range(TILE):
+                        acc = acc + a_tile[p * TILE + ty] * b_tile[tx * TILE + p]
+                    jit.syncthreads()
+                if row < m and col < n:
+                    out[row * n + col] = acc
+            """,
+            "counts_the_tiles_with_ceil_division": _TILED.replace(
+                "    for start in range(0, k, TILE):\n",
+                "    for t in range((k + TILE - 1) // TILE):\n        start = t * TILE\n",
+            ),
+        },
+    ),
+    "07.6": (
+        "fused_lines",
+        {
+            "str_of_float": """
+                lines = []
+                for k, (op, *operands) in enumerate(steps):
+                    table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+                    names = [v if isinstance(v, str) else str(float(v)) for v in operands]
+                    lines.append(f"t{k} = " + table[op].format(*names))
+                return lines
+            """,
+            "imports_the_package_function_unused": """
+                from minitorch.cuda.fusion import fused_lines as package_fused_lines  # noqa: F401
+
+                out = []
+                for k, (op, *operands) in enumerate(steps):
+                    table = fusion.BINARY if len(operands) == 2 else fusion.UNARY
+                    code = [str(v) if isinstance(v, str) else repr(float(v)) for v in operands]
+                    out.append(f"t{k} = {table[op].format(*code)}")
+                return out
+            """,
+        },
+    ),
+}
+
+for _id, _bodies in ROUND_3.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, (_function, _bodies) in ROUND_3_CORRECT.items():
+    assert not set(_bodies) & set(CORRECT.get(_id, (_function, {}))[1]), f"duplicate in {_id}"
+    CORRECT[_id] = (_function, {**CORRECT.get(_id, (_function, {}))[1], **_bodies})

@@ -22,16 +22,23 @@ import minitorch.distributed as dist
 import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
+from minitorch.course.grading.delegation import Delegated, message
 from minitorch.distributed import buckets, group, ring, sampler
+from minitorch.distributed.backends.local import LocalBackend
 from minitorch.distributed.ddp import DistributedDataParallel as DDP
 
 # --- what each exercise forbids (torch is always forbidden) -----------------------------------
 # Methods rather than DistributedDataParallel or DistributedSampler whole: a notebook may
 # import those classes (06.8 uses DDP) without that counting as delegation.
 _RINGS = (ring.ring_reduce_scatter, ring.ring_all_gather, ring.ring_all_reduce)
-REDUCE_SCATTER = forbid(*_RINGS, group.reduce_scatter)
-ALL_GATHER = forbid(*_RINGS, group.all_gather, group.all_gather_into_tensor)
-ALL_REDUCE = forbid(*_RINGS, group.all_reduce)
+# the embedded backend's collectives run the package's rings on whatever links they get: an
+# answer that builds a LocalBackend on the simulator's send/recv delegates through them
+_BACKEND = tuple((LocalBackend, name) for name in ("all_reduce", "all_gather", "reduce_scatter"))
+REDUCE_SCATTER = forbid(*_RINGS, *_BACKEND, group.reduce_scatter)
+ALL_GATHER = forbid(*_RINGS, *_BACKEND, group.all_gather, group.all_gather_into_tensor)
+# 06.3 is graded with minitorch's own reduce-scatter and all-gather (see its probe): only the
+# whole all-reduce is forbidden
+ALL_REDUCE = forbid(ring.ring_all_reduce, (LocalBackend, "all_reduce"), group.all_reduce)
 SHARD = forbid(
     sampler.shard_indices,
     *(
@@ -52,8 +59,11 @@ _DDP_BACKWARD = tuple(
 )
 # a DDP built to read its bucket_indices is minitorch's assignment, too
 ASSIGN_BUCKETS = forbid(buckets.assign_buckets, (DDP, "__init__"))
-GRAD_BUCKET = forbid(buckets.Bucket, *_DDP_BACKWARD)
-AVERAGE = forbid(group.all_reduce, buckets.Bucket, *_DDP_BACKWARD)
+# Bucket's methods rather than the class: a notebook may import Bucket (to read it) without
+# that counting as delegation, while a subclass of it still calls them (super().__init__, fill)
+_BUCKET = tuple((buckets.Bucket, name) for name in ("__init__", "reset", "fill", "nbytes"))
+GRAD_BUCKET = forbid(*_BUCKET, *_DDP_BACKWARD)
+AVERAGE = forbid(group.all_reduce, *_BUCKET, *_DDP_BACKWARD)
 # the probe builds the DDP; the learner's answer must only drive it (no_sync, one step)
 ACCUMULATE = forbid(*_DDP_BACKWARD)
 
@@ -81,6 +91,10 @@ def _close(got, expected, what):
         raise AssertionError(f"{what}: got {np.round(got, 4)}, expected {np.round(expected, 4)}")
 
 
+def _ranks(n):
+    return f"{n} rank" if n == 1 else f"{n} ranks"
+
+
 def _chunk_lengths(run, n):
     """Different lengths, so a wrong chunk index shows in the traffic too."""
     return [int(k) for k in run.rng.permutation(np.arange(1, n + 1))]
@@ -106,20 +120,22 @@ def _check_reduce_scatter(run, n):
     chunks = [[run.rng.standard_normal(k).round(3) for k in lengths] for _ in range(n)]
     results, sent, unreceived, untouched = run(reduce_scatter, n, chunks)
     # catches: adding into the caller's arrays in place (+=) instead of into new ones
-    assert untouched, f"{n} ranks: reduce-scatter changed the caller's chunks; add into new arrays"
+    assert untouched, (
+        f"{_ranks(n)}: reduce-scatter changed the caller's chunks; add into new arrays"
+    )
     for r in range(n):
         owned = (r + 1) % n
         total = sum(chunks[q][owned] for q in range(n))
         _close(
-            results[r][owned], total, f"{n} ranks: rank {r}'s chunk {owned} after reduce-scatter"
+            results[r][owned], total, f"{_ranks(n)}: rank {r}'s chunk {owned} after reduce-scatter"
         )
     for r in range(n):
         expected = [lengths[(r - s) % n] for s in range(n - 1)]
         assert sent[r] == expected, (
-            f"{n} ranks: rank {r} sent chunks of {sent[r]} elements, expected the chunks "
+            f"{_ranks(n)}: rank {r} sent chunks of {sent[r]} elements, expected the chunks "
             f"(rank - step) % N, of {expected} elements: one chunk per step, N - 1 steps"
         )
-    assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
+    assert unreceived == [0] * n, f"{_ranks(n)}: messages left unreceived: {unreceived}"
 
 
 # catches: replacing instead of adding; a wrong chunk index; N steps instead of N - 1
@@ -133,6 +149,22 @@ def test_reduce_scatter_two_ranks(run):
 def test_reduce_scatter_more_ranks(run):
     for n in (3, 5):
         _check_reduce_scatter(run, n)
+
+
+# catches: a loop that runs its body before it tests the step count (`while True: ...
+# break`): with one rank there are N - 1 = 0 steps, and a rank that sends to itself adds its
+# own chunk in twice
+@exercise("06.1")
+def test_reduce_scatter_one_rank(run):
+    chunk = run.rng.standard_normal(int(run.rng.integers(2, 6))).round(3)
+    results, sent, unreceived, untouched = run(reduce_scatter, 1, [[chunk]])
+    assert untouched, "1 rank: reduce-scatter changed the caller's chunk; add into new arrays"
+    assert sent == [[]], (
+        f"1 rank (world_size=1): rank 0 sent {len(sent[0])} message(s) of {sent[0]} elements, "
+        "expected none: reduce-scatter takes N - 1 = 0 steps"
+    )
+    assert len(results[0]) == 1, f"1 rank: rank 0 returned {len(results[0])} chunks, not 1"
+    _close(results[0][0], chunk, "1 rank: chunk 0 after reduce-scatter (one rank's own chunk)")
 
 
 # --- 06.2 ring all-gather ------------------------------------------------------------------
@@ -158,14 +190,18 @@ def _check_all_gather(run, n):
     ]
     results, sent, unreceived, untouched = run(all_gather, n, chunks)
     # catches: the received chunks stored into the caller's list, or copied into its arrays
-    assert untouched, f"{n} ranks: all-gather changed the caller's list of chunks; return a new one"
+    assert untouched, (
+        f"{_ranks(n)}: all-gather changed the caller's list of chunks; return a new one"
+    )
     for r in range(n):
-        assert len(results[r]) == n, f"{n} ranks: rank {r} returned {len(results[r])} chunks"
+        assert len(results[r]) == n, f"{_ranks(n)}: rank {r} returned {len(results[r])} chunks"
         for j in range(n):
-            _close(results[r][j], owned[j], f"{n} ranks: rank {r}'s chunk {j} after all-gather")
+            _close(results[r][j], owned[j], f"{_ranks(n)}: rank {r}'s chunk {j} after all-gather")
     for r in range(n):
-        assert len(sent[r]) == n - 1, f"{n} ranks: rank {r} sent {len(sent[r])} messages, not N - 1"
-    assert unreceived == [0] * n, f"{n} ranks: messages left unreceived: {unreceived}"
+        assert len(sent[r]) == n - 1, (
+            f"{_ranks(n)}: rank {r} sent {len(sent[r])} messages, not N - 1"
+        )
+    assert unreceived == [0] * n, f"{_ranks(n)}: messages left unreceived: {unreceived}"
 
 
 # catches: storing into the wrong index; sending a chunk not yet received (NaN)
@@ -181,10 +217,25 @@ def test_all_gather_more_ranks(run):
         _check_all_gather(run, n)
 
 
+# catches: a loop that runs its body before it tests the step count (`while True: ...
+# break`): with one rank there are N - 1 = 0 steps, nothing to send or receive
+@exercise("06.2")
+def test_all_gather_one_rank(run):
+    chunk = run.rng.standard_normal(int(run.rng.integers(2, 6))).round(3)
+    results, sent, unreceived, untouched = run(all_gather, 1, [[chunk]])
+    assert untouched, "1 rank: all-gather changed the caller's list of chunks; return a new one"
+    assert sent == [[]], (
+        f"1 rank (world_size=1): rank 0 sent {len(sent[0])} message(s) of {sent[0]} elements, "
+        "expected none: all-gather takes N - 1 = 0 steps"
+    )
+    assert len(results[0]) == 1, f"1 rank: rank 0 returned {len(results[0])} chunks, not 1"
+    _close(results[0][0], chunk, "1 rank: chunk 0 after all-gather (the one rank's own chunk)")
+
+
 # --- 06.3 ring all-reduce ------------------------------------------------------------------
 # 06.3 is graded with minitorch's own reduce-scatter and all-gather in place of the learner's
 # 06.1 and 06.2 (a mistake there costs points once), so only the all-reduces are forbidden.
-@probe(forbid=forbid(ring.ring_all_reduce, group.all_reduce))
+@probe(forbid=ALL_REDUCE)
 def all_reduce(nb, world_size, arrays):
     from minitorch.distributed import ring as package_ring
 
@@ -198,21 +249,30 @@ def all_reduce(nb, world_size, arrays):
     finally:
         nb._globals.update(own)
     untouched = all(np.array_equal(a, b) for a, b in zip(arrays, before, strict=True))
-    return [np.asarray(r) for r in results], sent, unreceived, untouched
+    shared = [
+        isinstance(r, np.ndarray) and np.shares_memory(r, a)
+        for r, a in zip(results, arrays, strict=True)
+    ]
+    return [np.asarray(r) for r in results], sent, unreceived, untouched, shared
 
 
 def _check_all_reduce(run, n, shape):
     arrays = [np.asarray(run.rng.standard_normal(shape).round(3)) for _ in range(n)]
-    results, sent, unreceived, untouched = run(all_reduce, n, arrays)
+    results, sent, unreceived, untouched, shared = run(all_reduce, n, arrays)
     # catches: the sum written into the caller's array (through a flat view) and returned
-    assert untouched, f"{n} ranks, shape {shape}: all-reduce changed the caller's array"
+    assert untouched, f"{_ranks(n)}, shape {shape}: all-reduce changed the caller's array"
     for r in range(n):
-        _close(results[r], sum(arrays), f"{n} ranks, shape {shape}: rank {r}'s all-reduce")
+        _close(results[r], sum(arrays), f"{_ranks(n)}, shape {shape}: rank {r}'s all-reduce")
+        # catches: the caller's array itself (or a view of it) handed back, as one rank may
+        assert not shared[r], (
+            f"{_ranks(n)}, shape {shape}: rank {r}'s all-reduce returned the caller's array "
+            "itself (or a view of it); return the sum as a new array"
+        )
     size = int(np.prod(shape))
     ring = 2 * (n - 1) * math.ceil(size / n)
     for r in range(n):
         assert len(sent[r]) == 2 * (n - 1) and sum(sent[r]) <= ring, (
-            f"{n} ranks, {size} elements: rank {r} sent {len(sent[r])} messages of "
+            f"{_ranks(n)}, {size} elements: rank {r} sent {len(sent[r])} messages of "
             f"{sum(sent[r])} elements in all; the ring sends 2(N-1) = {2 * (n - 1)} chunks of "
             f"about n/N elements ({ring} at most)"
         )
@@ -232,6 +292,13 @@ def test_all_reduce_uneven_sizes_and_ranks(run):
     _check_all_reduce(run, 2, (3, 1, 3))
 
 
+# catches: one rank returning the flattened input, or the caller's array itself, instead of
+# a new array of its shape
+@exercise("06.3")
+def test_all_reduce_one_rank(run):
+    _check_all_reduce(run, 1, tuple(int(s) for s in run.rng.integers(2, 5, size=2)))
+
+
 # catches: flattening with len(array) or reshaping to (-1, *shape[1:]): a 0-d array (one
 # number, "any shape") has no len and its sum is 0-d too
 @exercise("06.3")
@@ -242,15 +309,30 @@ def test_all_reduce_of_a_0d_array(run):
 # --- 06.4 DistributedSampler's share --------------------------------------------------------
 @probe(forbid=SHARD)
 def shards(nb, indices, num_replicas, drop_last):
+    # catches: a DistributedSampler made without its __init__ (object.__new__) and iterated by
+    # minitorch's own code (a BatchSampler, a DataLoader), which the watch lets call the
+    # package's share: nothing in this probe but the answer runs the module's shard_indices
+    package, ran = sampler.shard_indices, []
+
+    def counted(*args, **kwargs):
+        ran.append(len(args))
+        return package(*args, **kwargs)
+
     out = []
-    for r in range(num_replicas):
-        given = list(indices)  # each rank's own copy of the epoch, checked afterwards
-        out.append([int(i) for i in nb.shard(given, num_replicas, r, drop_last)])
-        if given != list(indices):
-            raise AssertionError(
-                f"shard(..., rank={r}) changed the caller's list of indices to {given}; "
-                "pad or cut a copy"
-            )
+    sampler.shard_indices = counted
+    try:
+        for r in range(num_replicas):
+            given = list(indices)  # each rank's own copy of the epoch, checked afterwards
+            out.append([int(i) for i in nb.shard(given, num_replicas, r, drop_last)])
+            if given != list(indices):
+                raise AssertionError(
+                    f"shard(..., rank={r}) changed the caller's list of indices to {given}; "
+                    "pad or cut a copy"
+                )
+    finally:
+        sampler.shard_indices = package
+    if ran:
+        raise Delegated(message("minitorch's own DistributedSampler (its shard_indices)"))
     return out
 
 
@@ -338,6 +420,12 @@ def test_buckets_of_random_sizes(run):
     for _ in range(4):
         sizes = [int(s) for s in run.rng.integers(1, 11, size=int(run.rng.integers(8, 16)))]
         _check_buckets(run, sizes, int(run.rng.integers(5, 16)))
+
+
+# catches: one empty bucket for a model without parameters (sizes == []): never an empty one
+@exercise("06.5")
+def test_no_parameters_no_buckets(run):
+    _check_buckets(run, [], int(run.rng.integers(1, 100)))
 
 
 # --- 06.6 a bucket filled by post-accumulate-grad hooks -----------------------------------------

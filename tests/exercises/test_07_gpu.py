@@ -11,14 +11,60 @@ and never multiples of the block, so edge tiles and bounds guards are always exe
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 import re
+import textwrap
+import types
 
 import numpy as np
 
-from minitorch.course.grading import exercise, forbid, forbidding, probe
+from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.course.grading.delegation import Delegated, is_library, message
-from minitorch.cuda import fusion
+from minitorch.cuda import fusion, lowering
+from minitorch.cuda.errors import KernelLanguageError
+from minitorch.cuda.simulator import GlobalArray, SharedArray
+
+#: What a kernel may ask an array besides its elements (the kernel language's ``a.size``,
+#: ``a.ndim``); the simulator's arrays also keep their elements in plain Python objects
+#: (``.data``, and ``.target``, the numpy array itself), which no GPU thread has.
+_BACKING = (frozenset(GlobalArray.__slots__) | frozenset(SharedArray.__slots__)) - {"size", "ndim"}
+#: Builtins that reach an object's attributes by name (``getattr(x, "data")``).
+_INTROSPECTION = frozenset({"getattr", "setattr", "vars", "object", "type", "eval", "exec"})
+
+
+def _outside_the_language(func, seen=()):
+    """What ``func`` (a kernel's Python code, or a function it calls) uses of the simulator's
+    arrays beyond the kernel language, as it is written ("x.data", "getattr"): [] if none."""
+    from minitorch.cuda.jit import RawKernel
+
+    code = getattr(func, "__code__", None)
+    if code is None or is_library(code.co_filename) or func in seen:
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        tree = None
+    found, names = [], set(code.co_names)
+    if tree is not None:
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (
+                node.attr in _BACKING or node.attr.startswith("__")
+            ):
+                found.append(ast.unparse(node))
+            elif isinstance(node, ast.Name) and node.id in _INTROSPECTION:
+                found.append(node.id)
+    else:  # no source: the attribute names its code looks up
+        found = sorted(set(code.co_names) & _BACKING - set(func.__globals__))
+    # the functions it calls (device functions, the notebook's helpers), too
+    for name in sorted(names):
+        called = func.__globals__.get(name)
+        called = called.func if isinstance(called, RawKernel) else called
+        if isinstance(called, types.FunctionType):
+            found += _outside_the_language(called, (*seen, func))
+    return found
 
 
 def _launch(kernel, grid, block, *args):
@@ -35,6 +81,16 @@ def _launch(kernel, grid, block, *args):
     code = getattr(kernel.func, "__code__", None)
     if code is not None and is_library(code.co_filename):
         raise Delegated(message(f"minitorch's own kernel `{kernel.__name__}`"))
+    # catches: a kernel that reads the simulator's copies of the arrays (`x.data[i]`, or
+    # numpy on `x.target`) instead of their elements: the numbers come out right in the
+    # simulator, but no GPU thread could run it, and its reads escape the traffic counts
+    used = _outside_the_language(kernel.func)
+    if used:
+        raise KernelLanguageError(
+            f"kernel `{kernel.__name__}` uses `{used[0]}`: inside a kernel an array is device "
+            "memory, read and written one element at a time (`x[i]`), with `.size` and `.ndim` "
+            "as its only attributes; what the simulator keeps behind it does not exist on a GPU"
+        )
     kernel[grid, block](*args)
     return kernel.stats.as_dict()
 
@@ -168,14 +224,19 @@ def test_block_sums_with_a_ragged_end(run):
     _block_sum_case(run, int(run.rng.integers(2, 64)))
 
 
-# catches: thread 0 adding up the whole block alone (no tree), a tree on global memory
+# catches: thread 0 adding up the whole block alone (no tree), a tree on global memory.
+# A tree the lesson's way, finished by warp shuffles (`shfl_down_sync`, no barrier between
+# the lanes of a warp), counts each shuffle as a step: it keeps its points
 @exercise("07.3")
 def test_the_sum_is_a_tree(run):
     stats, block = _block_sum_case(run, 200)
     steps = int(math.log2(block))
-    assert stats["barriers"] >= steps, (
-        f"the block passed {stats['barriers']} syncthreads(); a tree over {block} threads "
-        f"needs one per step ({steps} steps)"
+    # warp shuffles per block, a warp's 32 lanes counted once
+    shuffles = math.ceil(stats["shuffles"] / (32 * stats["grid"][0]))
+    assert stats["barriers"] + shuffles >= steps, (
+        f"the block passed {stats['barriers']} syncthreads() and {shuffles} warp shuffles; a "
+        f"tree over {block} threads takes {steps} steps, each after a syncthreads() (or, "
+        "inside a warp, a shfl_down_sync)"
     )
     assert stats["max_thread_shared_reads"] <= 2 * steps + 2, (
         f"one thread read shared memory {stats['max_thread_shared_reads']} times; in a tree "
@@ -283,10 +344,25 @@ def test_tiled_matmul_reads_each_tile_once(run):
 
 
 # --- 07.6 fused kernel from a graph -----------------------------------------------------------
+# catches: minitorch's fused_lines itself, its way of writing a number (fusion.operand), and
+# the lowering of chapter 05's fused node, whose source holds fused_lines' lines (a fake node
+# handed to lowering.source calls minitorch's fused_lines from minitorch's own code)
+FUSED_LINES = forbid(
+    fusion.fused_lines,
+    Forbidden(
+        fusion.operand, "minitorch's own fusion.operand (how its fused_lines writes numbers)"
+    ),
+    *(
+        Forbidden(f, f"minitorch's own lowering.{f.__name__} (which runs its fused_lines)")
+        for f in (lowering.source, lowering.compile_fused)
+    ),
+)
+
+
 @probe
 def fused(nb, steps, arrays):
     steps = [tuple(step) for step in steps]
-    with forbidding(forbid(fusion.fused_lines), nb):
+    with forbidding(FUSED_LINES, nb):
         lines = nb.fused_lines(steps)
     lines = [str(line) for line in lines]
     kernel = fusion.compile_lines(lines, len(arrays))
