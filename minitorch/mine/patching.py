@@ -47,7 +47,7 @@ class Patches:
         self._set(owner, name, value)
         if isinstance(owner, types.ModuleType):
             for module in _own_modules():
-                if module is not owner and module.__dict__.get(name) is original:
+                if module is not owner and _same_piece(module.__dict__.get(name), original):
                     self._set(module, name, value)
 
     def restore(self) -> None:
@@ -60,6 +60,17 @@ class Patches:
                     pass
             else:
                 setattr(owner, name, before)
+
+
+def _same_piece(found: Any, original: Any) -> bool:
+    """``found`` is the original, or the same definition made again (a module reloaded
+    since another one imported the name: their objects differ, their origin does not)."""
+    if found is original:
+        return True
+    if found is None or not callable(found):
+        return False
+    key = ("__module__", "__qualname__")
+    return all(getattr(found, k, None) == getattr(original, k, object()) for k in key)
 
 
 def defined_by_learner(obj: Any) -> bool:
