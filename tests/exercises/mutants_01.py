@@ -1383,3 +1383,358 @@ for _table, _extra in ((MUTANTS, ROUND_2), (CORRECT, ROUND_2_CORRECT)):
         _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
         assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
         _table[_exercise_id] = {**_table[_exercise_id], **_bodies}
+
+
+# --- A third round (red team): state kept between calls, the caller's tensor changed in
+# place, delegation in disguise, an unused import of a package class ---------------------
+ROUND_3 = {
+    "01.1": {
+        "cached_by_rank": """
+            _cache = {}
+
+            def contiguous_strides(shape):
+                if len(shape) not in _cache:
+                    strides, step = [], 1
+                    for size in reversed(shape):
+                        strides.append(step)
+                        step *= max(size, 1)
+                    _cache[len(shape)] = tuple(reversed(strides))
+                return _cache[len(shape)]
+        """,
+        "delegates_to_a_random_tensors_layout": """
+            def contiguous_strides(shape):
+                return tuple(minitorch.randn(*shape).layout.strides)
+        """,
+        "delegates_to_numpy_empty_like": """
+            import numpy as np
+
+            def contiguous_strides(shape):
+                a = np.empty_like(np.int8(0), shape=[max(s, 1) for s in shape])
+                return tuple(int(s) for s in a.strides)
+        """,
+    },
+    "01.2": {
+        "memo_keyed_by_the_index": """
+            _memo = {}
+
+            def index_to_position(index, strides, offset=0):
+                key = tuple(index)
+                if key not in _memo:
+                    _memo[key] = offset + sum(i * s for i, s in zip(index, strides))
+                return _memo[key]
+        """,
+        "offset_kept_in_a_global": """
+            _offset = None
+
+            def index_to_position(index, strides, offset=0):
+                global _offset
+                if _offset is None:
+                    _offset = offset
+                return _offset + sum(i * s for i, s in zip(index, strides))
+        """,
+    },
+    "01.3": {
+        "strides_cached_from_the_first_shape": """
+            _strides = {}
+
+            def unravel_index(position, shape):
+                if "s" not in _strides:
+                    _strides["s"] = contiguous_strides(shape)
+                return tuple(position // s % n for s, n in zip(_strides["s"], shape))
+        """,
+        "delegates_to_numpy_indices": """
+            import numpy as np
+
+            def unravel_index(position, shape):
+                return tuple(int(grid.flat[position]) for grid in np.indices(shape))
+        """,
+    },
+    "01.4": {
+        "result_kept_between_calls": """
+            _result = []
+
+            def broadcast_shapes(*shapes):
+                ndim = max((len(s) for s in shapes), default=0)
+                padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+                for k, sizes in enumerate(zip(*padded)):
+                    big = set(sizes) - {1}
+                    if len(big) > 1:
+                        listed = " and ".join(str(tuple(s)) for s in shapes)
+                        raise ValueError(f"shapes {listed} cannot be broadcast together")
+                    size = big.pop() if big else 1
+                    if k < len(_result):
+                        _result[k] = size
+                    else:
+                        _result.append(size)
+                return tuple(_result)
+        """,
+        "delegates_to_adding_random_tensors": """
+            def broadcast_shapes(*shapes):
+                total = minitorch.randn(())
+                try:
+                    for s in shapes:
+                        total = total + minitorch.randn(*s)
+                except RuntimeError:
+                    listed = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ValueError(f"shapes {listed} cannot be broadcast together") from None
+                return tuple(total.shape)
+        """,
+        "delegates_to_numpy_empty_like": """
+            import numpy as np
+
+            def broadcast_shapes(*shapes):
+                arrays = [np.empty_like(np.int8(0), shape=s) for s in shapes]
+                try:
+                    return tuple(np.broadcast(*arrays).shape) if arrays else ()
+                except ValueError:
+                    listed = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ValueError(f"shapes {listed} cannot be broadcast together") from None
+        """,
+    },
+    "01.5": {
+        "skip_cached_on_the_function": """
+            def broadcast_index(out_index, out_shape, in_shape):
+                if not hasattr(broadcast_index, "skip"):
+                    broadcast_index.skip = len(out_shape) - len(in_shape)
+                skip = broadcast_index.skip
+                return tuple(0 if n == 1 else i for i, n in zip(out_index[skip:], in_shape))
+        """,
+        "delegates_to_broadcast_to_of_arange": """
+            def broadcast_index(out_index, out_shape, in_shape):
+                n = 1
+                for size in in_shape:
+                    n *= size
+                numbers = minitorch.arange(n).view(*in_shape)
+                positions = minitorch.broadcast_to(numbers, tuple(out_shape))
+                return unravel_index(positions[tuple(out_index)].item(), in_shape)
+        """,
+    },
+    "01.6": {
+        "permutes_the_callers_tensor_in_place": """
+            def permute(t, dims):
+                shape = tuple(t.shape[d] for d in dims)
+                strides = tuple(t.stride()[d] for d in dims)
+                return t.set_(t.as_strided(shape, strides, t.storage_offset()))
+        """,
+        "layouts_cached_by_dims": """
+            _layouts = {}
+
+            def permute(t, dims):
+                key = tuple(dims)
+                if key not in _layouts:
+                    shape = tuple(t.shape[d] for d in dims)
+                    _layouts[key] = (shape, tuple(t.stride()[d] for d in dims))
+                shape, strides = _layouts[key]
+                return t.as_strided(shape, strides, t.storage_offset())
+        """,
+        "delegates_to_numpy_einsum": """
+            import numpy as np
+
+            def permute(t, dims):
+                letters = "abcdefgh"[: t.ndim]
+                target = "".join(letters[d] for d in dims)
+                a = np.einsum(f"{letters}->{target}", t.numpy())
+                strides = tuple(s // a.itemsize for s in a.strides)
+                return t.as_strided(a.shape, strides, t.storage_offset())
+        """,
+    },
+    "01.7": {
+        "sums_into_the_callers_storage": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = t.untyped_storage().array
+                shape, strides, offset = t.shape, t.stride(), t.storage_offset()
+                out_shape = shape[:dim] + shape[dim + 1 :]
+                if shape[dim] == 0:
+                    return minitorch.zeros(out_shape, dtype=t.dtype)
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for out_pos in range(n_out):
+                    i = unravel_index(out_pos, out_shape)
+                    first = index_to_position(i[:dim] + (0,) + i[dim:], strides, offset)
+                    for k in range(1, shape[dim]):
+                        index = i[:dim] + (k,) + i[dim:]
+                        storage[first] += storage[index_to_position(index, strides, offset)]
+                    values.append(storage[first].item())
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "ndim_remembered_from_the_first_call": """
+            _ndim = []
+
+            def sum_dim(t, dim):
+                if not _ndim:
+                    _ndim.append(t.ndim)
+                if dim < 0:
+                    dim += _ndim[0]
+                storage = t.untyped_storage().tolist()
+                shape, strides, offset = t.shape, t.stride(), t.storage_offset()
+                out_shape = shape[:dim] + shape[dim + 1 :]
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for out_pos in range(n_out):
+                    i = unravel_index(out_pos, out_shape)
+                    total = 0
+                    for k in range(shape[dim]):
+                        index = i[:dim] + (k,) + i[dim:]
+                        total += storage[index_to_position(index, strides, offset)]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "delegates_to_in_place_adds_of_strided_views": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                out_strides = t.stride()[:dim] + t.stride()[dim + 1 :]
+                total = minitorch.zeros(out_shape, dtype=t.dtype)
+                for k in range(t.shape[dim]):
+                    offset = t.storage_offset() + k * t.stride()[dim]
+                    total += t.as_strided(out_shape, out_strides, offset)
+                return total
+        """,
+        "delegates_to_tensor_add_method": """
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                out_strides = t.stride()[:dim] + t.stride()[dim + 1 :]
+                total = minitorch.zeros(out_shape, dtype=t.dtype)
+                for k in range(t.shape[dim]):
+                    offset = t.storage_offset() + k * t.stride()[dim]
+                    total = total.add(t.as_strided(out_shape, out_strides, offset))
+                return total
+        """,
+        "delegates_to_ndarray_cumsum_method": """
+            import numpy as np
+
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = t.untyped_storage().tolist()
+                strides, offset = t.stride(), t.storage_offset()
+                values = [
+                    storage[index_to_position(unravel_index(p, t.shape), strides, offset)]
+                    for p in range(t.numel())
+                ]
+                a = np.array(values).reshape(t.shape)
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                if t.shape[dim] == 0:
+                    return minitorch.zeros(out_shape, dtype=t.dtype)
+                last = a.cumsum(axis=dim).take(-1, axis=dim)
+                return minitorch.tensor(last.tolist(), dtype=t.dtype).view(out_shape)
+        """,
+        "delegates_to_matmul_operator_on_arrays": """
+            import numpy as np
+
+            def sum_dim(t, dim):
+                dim %= t.ndim
+                storage = t.untyped_storage().tolist()
+                strides, offset = t.stride(), t.storage_offset()
+                values = [
+                    storage[index_to_position(unravel_index(p, t.shape), strides, offset)]
+                    for p in range(t.numel())
+                ]
+                a = np.array(values).reshape(t.shape)
+                moved = a.transpose([d for d in range(t.ndim) if d != dim] + [dim])
+                out = moved @ np.ones(t.shape[dim], dtype=a.dtype)
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                return minitorch.tensor(np.asarray(out).tolist(), dtype=t.dtype).view(out_shape)
+        """,
+    },
+}
+
+ROUND_3_CORRECT = {
+    "01.1": {
+        "unused_import_of_the_package_version": """
+            from minitorch.shape import contiguous_strides as reference_strides  # noqa: F401
+
+            def contiguous_strides(shape):
+                strides, step = [], 1
+                for size in reversed(shape):
+                    strides.append(step)
+                    step *= max(size, 1)
+                return tuple(reversed(strides))
+        """,
+    },
+    "01.2": {
+        "map_of_operator_mul": """
+            import operator
+
+            def index_to_position(index, strides, offset=0):
+                return offset + sum(map(operator.mul, index, strides))
+        """,
+    },
+    "01.3": {
+        "recursive_on_the_leading_dims": """
+            def unravel_index(position, shape):
+                if not shape:
+                    return ()
+                rest, last = divmod(position, shape[-1])
+                return unravel_index(rest, shape[:-1]) + (last,)
+        """,
+    },
+    "01.6": {
+        "unused_import_of_the_permute_op": """
+            from minitorch.ops.views import Permute  # noqa: F401
+
+            def permute(t, dims):
+                shape = tuple(t.shape[d] for d in dims)
+                strides = tuple(t.stride()[d] for d in dims)
+                return t.as_strided(shape, strides, t.storage_offset())
+        """,
+        "unpacked_layout": """
+            def permute(t, dims):
+                size, stride, offset = t.layout
+                return t.as_strided([size[d] for d in dims], [stride[d] for d in dims], offset)
+        """,
+    },
+    "01.7": {
+        "builtin_sum_per_output": """
+            def sum_dim(t, dim):
+                dim = dim if dim >= 0 else dim + t.ndim
+                storage = t.untyped_storage().tolist()
+                strides, offset = t.stride(), t.storage_offset()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for p in range(n_out):
+                    i = unravel_index(p, out_shape)
+                    positions = (
+                        index_to_position((*i[:dim], k, *i[dim:]), strides, offset)
+                        for k in range(t.shape[dim])
+                    )
+                    values.append(sum(storage[q] for q in positions))
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+        "unused_import_of_the_sum_op": """
+            from minitorch.ops.reduce import Sum  # noqa: F401
+
+            def sum_dim(t, dim):
+                dim = dim if dim >= 0 else dim + t.ndim
+                storage = t.untyped_storage().tolist()
+                strides, offset = t.stride(), t.storage_offset()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                n_out = 1
+                for size in out_shape:
+                    n_out *= size
+                values = []
+                for p in range(n_out):
+                    i = unravel_index(p, out_shape)
+                    total = 0
+                    for k in range(t.shape[dim]):
+                        index = (*i[:dim], k, *i[dim:])
+                        total += storage[index_to_position(index, strides, offset)]
+                    values.append(total)
+                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+        """,
+    },
+}
+
+for _table, _extra in ((MUTANTS, ROUND_3), (CORRECT, ROUND_3_CORRECT)):
+    for _exercise_id, _bodies in _extra.items():
+        _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+        assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
+        _table[_exercise_id] = {**_table[_exercise_id], **_bodies}

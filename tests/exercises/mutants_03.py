@@ -1830,3 +1830,526 @@ CORRECT["03.8"]["train_mode_before_every_batch"] = _train_new("""for epoch in ra
             optimizer.step()
             batch_losses.append(float(loss.item()))
         history.append(sum(batch_losses) / len(batch_losses))""")
+
+
+# --- A third round (red team): state kept on a class, in a default argument or a module
+# global (a second call or a second instance goes wrong), the caller's logits, list or
+# model changed in place, delegation in disguise, an unused import of a package class ---
+_ROUND_3 = {
+    "03.1": {
+        "seen_set_as_a_default_argument": """
+def named_parameters(module, prefix="", seen=set()):
+    for name, param in module._parameters.items():
+        if param is None or id(param) in seen:
+            continue
+        seen.add(id(param))
+        yield (f"{prefix}.{name}" if prefix else name), param
+    for name, child in module._modules.items():
+        if child is not None:
+            yield from named_parameters(child, f"{prefix}.{name}" if prefix else name, seen)
+""",
+        "none_slots_deleted_from_the_module": """
+def named_parameters(module, prefix=""):
+    seen = set()
+
+    def walk(mod, prefix):
+        for name in [n for n, p in mod._parameters.items() if p is None]:
+            del mod._parameters[name]
+        for name in [n for n, c in mod._modules.items() if c is None]:
+            del mod._modules[name]
+        for name, param in mod._parameters.items():
+            if id(param) not in seen:
+                seen.add(id(param))
+                yield (f"{prefix}.{name}" if prefix else name), param
+        for name, child in mod._modules.items():
+            yield from walk(child, f"{prefix}.{name}" if prefix else name)
+
+    yield from walk(module, prefix)
+""",
+    },
+    "03.2": {
+        "bound_kept_on_the_class": """
+class Linear(nn.Module):
+    bound = None
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        if Linear.bound is None:
+            Linear.bound = 1 / math.sqrt(in_features)
+        k = Linear.bound
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+        "delegates_init_to_the_default_layer_init": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+        else:
+            self.register_parameter("bias", None)
+        nn.init.default_layer_init_(self.weight, self.bias)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+        "delegates_init_to_the_package_reset_parameters": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+        else:
+            self.register_parameter("bias", None)
+        nn.Linear.reset_parameters(self)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+        "delegates_to_a_package_layer_inside": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        inner = nn.Linear(in_features, out_features, bias=bias)
+        self.weight = inner.weight
+        if bias:
+            self.bias = inner.bias
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+    },
+    "03.3": {
+        "shifted_in_place_under_no_grad": """
+def cross_entropy(logits, target):
+    with minitorch.no_grad():
+        logits.sub_(logits.max(dim=1, keepdim=True).values)
+    log_sum_exp = logits.exp().sum(dim=1).log()
+    picked = logits[minitorch.arange(logits.shape[0]), target]
+    return (log_sum_exp - picked).mean()
+""",
+        "rows_cached_in_a_global": """
+_rows = []
+
+
+def cross_entropy(logits, target):
+    if not _rows:
+        _rows.append(minitorch.arange(logits.shape[0]))
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_sum_exp = shifted.exp().sum(dim=1).log()
+    return (log_sum_exp - shifted[_rows[0], target]).mean()
+""",
+        "delegates_to_the_nll_loss_module": """
+def cross_entropy(logits, target):
+    shifted = logits - logits.max(dim=1, keepdim=True).values.detach()
+    log_probs = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
+    return nn.NLLLoss()(log_probs, target)
+""",
+        "delegates_to_the_cross_entropy_function_class": """
+import minitorch.nn.functional as F
+
+
+def cross_entropy(logits, target):
+    return F.CrossEntropy.apply(logits, target, None, -100, "mean", 0.0)
+""",
+    },
+    "03.4": {
+        "buffers_keyed_by_position_on_the_class": """
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    buffers = {}
+
+    def step(self):
+        with minitorch.no_grad():
+            for k, group in enumerate(self.param_groups):
+                lr, momentum = group["lr"], group["momentum"]
+                for i, p in enumerate(group["params"]):
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    if momentum:
+                        key = (k, i)
+                        if key not in SGD.buffers:
+                            SGD.buffers[key] = g.clone()
+                        else:
+                            SGD.buffers[key].mul_(momentum).add_(g)
+                        self.state.setdefault(p, {})["momentum_buffer"] = SGD.buffers[key]
+                        g = SGD.buffers[key]
+                    p.sub_(lr * g)
+""",
+        "delegates_momentum_to_the_package_helper": """
+from minitorch import optim
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                grads = [p.grad for p in params]
+                if group["momentum"]:
+                    grads = optim.SGD._momentum(self, params, grads, group["momentum"], 0.0, False)
+                for p, g in zip(params, grads):
+                    p.sub_(group["lr"] * g)
+""",
+    },
+    "03.5": {
+        "step_count_kept_on_the_class": """
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    steps = {}
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                for i, p in enumerate(group["params"]):
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    state = self.state.setdefault(p, {})
+                    if not state:
+                        state["exp_avg"] = minitorch.zeros_like(p)
+                        state["exp_avg_sq"] = minitorch.zeros_like(p)
+                    Adam.steps[i] = Adam.steps.get(i, 0) + 1
+                    t = state["step"] = Adam.steps[i]
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+                    m.mul_(beta1).add_((1 - beta1) * g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    m_hat = m / (1 - beta1**t)
+                    v_hat = v / (1 - beta2**t)
+                    p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+    },
+    "03.6": {
+        "params_without_grads_removed_from_the_callers_list": """
+def clip_grad_norm_(parameters, max_norm):
+    if isinstance(parameters, list):
+        parameters[:] = [p for p in parameters if p.grad is not None]
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+    },
+    "03.7": {
+        "position_kept_on_the_loader": """
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.drop_last = drop_last
+
+    def __len__(self):
+        full, rest = divmod(len(self.dataset), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            self.order = minitorch.randperm(n, generator=self.generator).tolist()
+        elif not hasattr(self, "order"):
+            self.order = list(range(n))
+        self.start = getattr(self, "start", 0)
+        return self
+
+    def __next__(self):
+        n = len(self.dataset)
+        if self.start >= n:
+            raise StopIteration
+        indices = self.order[self.start : self.start + self.batch_size]
+        if len(indices) < self.batch_size and self.drop_last:
+            raise StopIteration
+        self.start += self.batch_size
+        samples = [self.dataset[i] for i in indices]
+        return tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+        "delegates_to_the_private_collate": """
+from minitorch.data import collate
+
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.drop_last = drop_last
+
+    def __len__(self):
+        full, rest = divmod(len(self.dataset), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            yield tuple(collate._collate([self.dataset[i] for i in indices], "sample"))
+""",
+    },
+    "03.8": {
+        "history_as_a_default_argument": """
+def train(model, loader, optimizer, loss_fn, epochs, history=[]):
+    for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)
+    return history
+""",
+    },
+}
+
+_ROUND_3_CORRECT = {
+    "03.1": {
+        "list_built_then_returned": """
+def named_parameters(module, prefix=""):
+    found, seen = [], set()
+
+    def walk(mod, prefix):
+        for name, param in mod._parameters.items():
+            if param is not None and all(param is not q for q in seen):
+                seen.add(param)
+                found.append((prefix + "." + name if prefix else name, param))
+        for name, child in mod._modules.items():
+            if child is not None:
+                walk(child, prefix + "." + name if prefix else name)
+
+    walk(module, prefix)
+    return iter(found)
+""",
+    },
+    "03.2": {
+        "unused_import_of_the_package_linear": """
+from minitorch.nn import Linear as ReferenceLinear  # noqa: F401
+
+
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(minitorch.empty(out_features, in_features))
+        nn.init.uniform_(self.weight, -k, k)
+        if bias:
+            self.bias = nn.Parameter(minitorch.empty(out_features))
+            nn.init.uniform_(self.bias, -k, k)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x @ self.weight.T
+        return out if self.bias is None else out + self.bias
+""",
+        "filled_before_wrapping_and_bias_reshaped": """
+class Linear(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = in_features**-0.5
+        weight = minitorch.empty(out_features, in_features)
+        nn.init.uniform_(weight, -bound, bound)
+        self.weight = nn.Parameter(weight)
+        if bias:
+            b = minitorch.empty(out_features)
+            nn.init.uniform_(b, -bound, bound)
+            self.bias = nn.Parameter(b)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        out = x.matmul(self.weight.transpose(-1, -2))
+        if self.bias is not None:
+            out = out + self.bias.reshape((1,) * (out.ndim - 1) + (-1,))
+        return out
+""",
+    },
+    "03.3": {
+        "logsumexp_by_max_plus_log": """
+def cross_entropy(logits, target):
+    m = logits.max(dim=1).values.detach()
+    lse = m + (logits - m.reshape(-1, 1)).exp().sum(dim=1).log()
+    n = logits.shape[0]
+    picked = logits[minitorch.arange(n), target]
+    return (lse - picked).sum() / n
+""",
+    },
+    "03.4": {
+        "filtered_params_and_add_with_negative_lr": """
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                for p in filter(lambda q: q.grad is not None, group["params"]):
+                    step = p.grad
+                    if group["momentum"] != 0:
+                        buf = self.state.setdefault(p, {}).get("momentum_buffer")
+                        if buf is None:
+                            buf = self.state[p]["momentum_buffer"] = p.grad.detach().clone()
+                        else:
+                            buf.mul_(group["momentum"]).add_(p.grad)
+                        step = buf
+                    p.add_(step * -group["lr"])
+""",
+    },
+    "03.5": {
+        "moments_updated_with_lerp_style_arithmetic": """
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                lr, eps = group["lr"], group["eps"]
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    st = self.state.setdefault(p, {})
+                    if "step" not in st:
+                        st["step"] = 0
+                        st["exp_avg"] = minitorch.zeros_like(p)
+                        st["exp_avg_sq"] = minitorch.zeros_like(p)
+                    st["step"] += 1
+                    g = p.grad
+                    st["exp_avg"].add_((g - st["exp_avg"]) * (1 - beta1))
+                    st["exp_avg_sq"].add_((g * g - st["exp_avg_sq"]) * (1 - beta2))
+                    c1 = 1 - beta1 ** st["step"]
+                    c2 = 1 - beta2 ** st["step"]
+                    p.add_(-lr * (st["exp_avg"] / c1) / ((st["exp_avg_sq"] / c2).sqrt() + eps))
+""",
+    },
+    "03.6": {
+        "unused_import_of_the_package_version": """
+from minitorch.nn.utils import clip_grad_norm_ as reference_clip  # noqa: F401
+
+
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return minitorch.tensor(0.0)
+    with minitorch.no_grad():
+        total = sum((g * g).sum() for g in grads).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(coef)
+    return total
+""",
+        "squares_summed_as_floats": """
+def clip_grad_norm_(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    squares = 0.0
+    for g in grads:
+        squares += float((g.double() ** 2).sum().item())
+    total = squares**0.5
+    scale = max_norm / (total + 1e-6)
+    if not scale >= 1.0:
+        with minitorch.no_grad():
+            for g in grads:
+                g.mul_(scale)
+    return minitorch.tensor(total)
+""",
+    },
+    "03.7": {
+        "unused_import_of_the_package_loader": """
+from minitorch.data import DataLoader as ReferenceLoader  # noqa: F401
+
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.drop_last = drop_last
+
+    def __len__(self):
+        full, rest = divmod(len(self.dataset), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = minitorch.randperm(n, generator=self.generator).tolist()
+        else:
+            order = list(range(n))
+        for start in range(0, n, self.batch_size):
+            indices = order[start : start + self.batch_size]
+            if len(indices) < self.batch_size and self.drop_last:
+                return
+            samples = [self.dataset[i] for i in indices]
+            yield tuple(minitorch.stack(list(parts)) for parts in zip(*samples))
+""",
+    },
+    "03.8": {
+        "batches_counted_with_enumerate": """
+def train(model, loader, optimizer, loss_fn, epochs):
+    means = []
+    for epoch in range(epochs):
+        model.train()
+        running = 0.0
+        count = 0
+        for count, (inputs, targets) in enumerate(loader, start=1):
+            optimizer.zero_grad()
+            loss = loss_fn(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+            running += float(loss.detach().item())
+        means.append(running / count)
+    return means
+""",
+    },
+}
+
+for _table, _extra in ((MUTANTS, _ROUND_3), (CORRECT, _ROUND_3_CORRECT)):
+    for _exercise_id, _bodies in _extra.items():
+        _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+        assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
+        _table[_exercise_id] = {**_table[_exercise_id], **_bodies}

@@ -10,11 +10,16 @@ ready-made versions of its piece (minitorch's, numpy's, torch's): an answer that
 them gets no points.
 """
 
+import contextlib
+from types import FunctionType
+
 import numpy as np
 
 import minitorch
 from minitorch import Tensor, ops, shape
-from minitorch.course.grading import exercise, forbid, forbidding, probe, tensor_data
+from minitorch.course.grading import Delegated, exercise, forbid, forbidding, probe, tensor_data
+from minitorch.course.grading.delegation import message
+from minitorch.function import register_apply_hook
 
 
 def _same(got, expected, call: str) -> None:
@@ -53,8 +58,71 @@ def _torch_strides(shape_):
     return tuple(reversed(strides))
 
 
-_ARRAYS = (np.zeros, np.empty, np.ones, np.full, np.arange, np.broadcast_to)
-_TENSORS = (minitorch.zeros, minitorch.empty, minitorch.ones, minitorch.full)
+# catches: an array or a tensor made only to read its strides or shape back (np.empty_like
+# with shape=, a random or arange tensor, a tensor's .layout)
+_ARRAYS = (
+    np.zeros,
+    np.empty,
+    np.ones,
+    np.full,
+    np.arange,
+    np.broadcast_to,
+    np.zeros_like,
+    np.empty_like,
+    np.ones_like,
+    np.full_like,
+)
+_TENSORS = (
+    minitorch.zeros,
+    minitorch.empty,
+    minitorch.ones,
+    minitorch.full,
+    minitorch.randn,
+    minitorch.rand,
+    minitorch.randint,
+    minitorch.arange,
+    minitorch.linspace,
+    minitorch.eye,
+    minitorch.tensor,
+    minitorch.from_numpy,
+    minitorch.zeros_like,
+    minitorch.empty_like,
+    minitorch.ones_like,
+    minitorch.full_like,
+    minitorch.rand_like,
+    minitorch.randn_like,
+    Tensor.layout,
+)
+
+
+def _methods(cls):
+    """The functions defined in ``cls``'s body, as ``(cls, name)`` targets: calls to them
+    are refused, but an unused import of the class costs nothing (a class target would
+    refuse the notebook for holding it)."""
+    kinds = (FunctionType, staticmethod, classmethod)
+    return tuple((cls, name) for name, value in vars(cls).items() if isinstance(value, kinds))
+
+
+@contextlib.contextmanager
+def _ops_refused(label, *functions):
+    """Fail the probe with the delegation message when one of the ``functions`` (Function
+    classes of minitorch's, or a notebook's subclass of one that keeps its forward) is
+    applied in the block, however the answer reached it (``Permute.apply``, ``t.add_``)."""
+    seen = []
+
+    def hook(cls, *_):
+        for f in functions:
+            inherited = isinstance(cls, type) and issubclass(cls, f) and cls.forward is f.forward
+            if cls is f or inherited:
+                seen.append(cls)
+
+    handle = register_apply_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+    if seen:
+        raise Delegated(message(label))
 
 
 # --- 01.1 contiguous strides --------------------------------------------------------------
@@ -120,6 +188,20 @@ def test_position_with_offset_and_transposed_strides(run):
     _check_positions(run, cases)
 
 
+# catches: positions remembered by the index alone (a cache that ignores the strides and
+# the offset, so a second layout gets the first one's answer)
+@exercise("01.2")
+def test_position_of_one_index_in_several_layouts(run):
+    cases = [
+        (((1, 2), (3, 1)), 5),
+        (((1, 2), (4, 1)), 6),
+        (((1, 2), (1, 2), 3), 8),
+        (((1, 2), (3, 1), 10), 15),
+        (((1, 2), (0, 0)), 0),
+    ]
+    _check_positions(run, cases)
+
+
 # catches: any formula other than offset + sum(index * stride), on real views
 @exercise("01.2")
 def test_position_reads_the_same_element_as_a_real_view(run):
@@ -142,7 +224,16 @@ def test_position_reads_the_same_element_as_a_real_view(run):
 
 
 # --- 01.3 storage position -> index -------------------------------------------------------
-UNRAVEL = forbid(shape.unravel_index, np.unravel_index, np.ndindex, Tensor.stride, *_ARRAYS)
+# catches: the index read off numpy's grids of indices (np.indices, np.meshgrid)
+UNRAVEL = forbid(
+    shape.unravel_index,
+    np.unravel_index,
+    np.ndindex,
+    np.indices,
+    np.meshgrid,
+    Tensor.stride,
+    *_ARRAYS,
+)
 
 
 @probe(forbid=UNRAVEL)
@@ -270,8 +361,16 @@ def test_broadcast_incompatible_raises_naming_shapes(run):
 
 
 # --- 01.5 broadcast index -----------------------------------------------------------------
+# catches: the input element read back from minitorch.broadcast_to of an arange
 BROADCAST_INDEX = forbid(
-    shape.broadcast_index, np.broadcast_to, np.broadcast_arrays, Tensor.expand, *_TENSORS
+    shape.broadcast_index,
+    np.broadcast_to,
+    np.broadcast_arrays,
+    Tensor.expand,
+    Tensor.expand_as,
+    minitorch.broadcast_to,
+    minitorch.expand,
+    *_TENSORS,
 )
 
 
@@ -321,6 +420,13 @@ def test_broadcast_index_reproduces_numpy_broadcasting(run):
         call = f"broadcast_index({out_index}, {out_shape}, ...)"
         ia = _as_tuple(got[2 * k], call, exact=False)
         ib = _as_tuple(got[2 * k + 1], call, exact=False)
+        # catches: an index with fewer or more entries than the input has dims (a[ia] of a
+        # short index is a whole slice, not one element)
+        for index, in_shape in ((ia, a.shape), (ib, b.shape)):
+            assert len(index) == len(in_shape), (
+                f"broadcast_index({out_index}, {out_shape}, {in_shape}) returned {index}, "
+                f"expected an index with one entry per dim of the input ({len(in_shape)})"
+            )
         try:
             value = a[ia] + b[ib]
         except (IndexError, TypeError, ValueError):
@@ -335,20 +441,36 @@ def test_broadcast_index_reproduces_numpy_broadcasting(run):
 
 
 # --- 01.6 permute as a stride shuffle -----------------------------------------------------
+# The Permute op is refused when applied (_permuting), not as a class: a class target
+# would refuse a notebook that only imports it.
 PERMUTE = forbid(
     Tensor.permute,
     Tensor.transpose,
     Tensor.T,
     Tensor.mT,
+    Tensor.t,
     minitorch.permute,
     minitorch.transpose,
-    ops.views.Permute,
+    *_methods(ops.views.Permute),
     np.transpose,
     np.moveaxis,
     np.swapaxes,
     np.ndarray.transpose,
     np.ndarray.swapaxes,
+    # catches: the permuted strides read off a numpy copy (np.einsum("abc->cab", t.numpy()))
+    Tensor.numpy,
+    Tensor.tolist,
+    np.einsum,
 )
+
+
+def _permuting(nb):
+    """The guard around the learner's permute: no ready-made permutes, and no Permute op
+    however it is reached (``Permute.apply``)."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(forbidding(PERMUTE, nb))
+    stack.enter_context(_ops_refused("minitorch's own Permute op", ops.views.Permute))
+    return stack
 
 
 def _view(spec):
@@ -363,20 +485,21 @@ def _view(spec):
 @probe
 def permuted(nb, spec, dims):
     t = _view(spec)
-    with forbidding(PERMUTE, nb):
+    with _permuting(nb):
         p = nb.permute(t, dims)
     data = tensor_data(p)
     if data["type"] == "Tensor":
         data["stride"] = tuple(p.stride())
         data["offset"] = p.storage_offset()
         data["shares_storage"] = p.untyped_storage() is t.untyped_storage()
+    data["input_after"] = (tuple(t.shape), tuple(t.stride()), t.storage_offset())
     return data
 
 
 @probe
 def write_through(nb, spec, dims, index, source_index):
     t = _view(spec)
-    with forbidding(PERMUTE, nb):
+    with _permuting(nb):
         p = nb.permute(t, dims)
     p[tuple(index)] = 100
     return t[tuple(source_index)].item()
@@ -385,6 +508,18 @@ def write_through(nb, spec, dims, index, source_index):
 def _permuted(run, spec, dims):
     got = run(permuted, spec, dims)
     assert got["type"] == "Tensor", f"permute(t, {dims}) returned a {got['type']}, not a Tensor"
+    # catches: t itself made into the view (t.set_(t.as_strided(...))): the caller's tensor
+    # changes shape under them
+    t = _view(spec)
+    shape_, stride, offset = (
+        tuple(v) if isinstance(v, (tuple, list)) else v for v in got["input_after"]
+    )
+    before = (tuple(t.shape), tuple(t.stride()), t.storage_offset())
+    assert (shape_, stride, offset) == before, (
+        f"permute(t, {dims}) changed t: t of shape {before[0]} with strides {before[1]} has "
+        f"shape {shape_} and strides {stride} afterwards; return a new view "
+        "(t.as_strided(...)) and leave t as it was"
+    )
     return got
 
 
@@ -449,7 +584,7 @@ SUM = forbid(
     Tensor.tolist,
     Tensor.__getitem__,
     minitorch.sum,
-    ops.reduce.Sum,
+    *_methods(ops.reduce.Sum),
     np.sum,
     np.ndarray.sum,
     np.add.reduce,
@@ -460,22 +595,40 @@ SUM = forbid(
     np.add.reduceat,
     Tensor.mean,
     minitorch.mean,
-    ops.reduce.Mean,
+    *_methods(ops.reduce.Mean),
     Tensor.__matmul__,
     Tensor.__rmatmul__,
     Tensor.matmul,
     minitorch.matmul,
-    ops.linalg.MatMul,
+    *_methods(ops.linalg.MatMul),
     Tensor.__add__,
     Tensor.__radd__,
     minitorch.add,
-    ops.elementwise.Add,
+    *_methods(ops.elementwise.Add),
     np.mean,
     np.einsum,
     np.dot,
     np.matmul,
     np.tensordot,
     np.cumsum,
+    # catches: the reduction left to an array's own methods, or to ``@`` with a vector of
+    # ones (a.cumsum(axis=dim), a.mean(axis=dim), moved @ np.ones(n))
+    np.ndarray.cumsum,
+    np.ndarray.mean,
+    np.ndarray.dot,
+    np.ones,
+    np.ones_like,
+)
+# catches: minitorch's reductions and adds reached through their ops (Sum.apply, t.add(v),
+# total += view): refused when applied, whoever calls apply
+_SUM_OPS = (
+    ops.reduce.Sum,
+    ops.reduce.Mean,
+    ops.linalg.MatMul,
+    ops.Add,
+    ops.Add_,
+    ops.Sub,
+    ops.Sub_,
 )
 
 _VIEWS = {
@@ -494,9 +647,14 @@ def _sum_input(values, view):
 @probe
 def summed(nb, values, view, dims):
     t = _sum_input(values, view)
-    with forbidding(SUM, nb):
+    before = t.untyped_storage().tolist()
+    refused = _ops_refused(
+        "minitorch's own reductions or adds (a Sum, Mean, MatMul or Add op)", *_SUM_OPS
+    )
+    with forbidding(SUM, nb), refused:
         results = [nb.sum_dim(t, dim) for dim in dims]
-    return [tensor_data(r) for r in results]
+    changed = t.untyped_storage().tolist() != before
+    return [dict(tensor_data(r), input_changed=changed) for r in results]
 
 
 def _check_sums(run, values, view, dims=None):
@@ -506,6 +664,10 @@ def _check_sums(run, values, view, dims=None):
         expected = t.numpy().sum(axis=dim)
         what = f"sum_dim(t of shape {tuple(t.shape)}, strides {t.stride()}, dim={dim})"
         assert got["type"] == "Tensor", f"{what} returned a {got['type']}, not a Tensor"
+        # catches: partial sums written into t's own storage (the caller's tensor changed)
+        assert not got["input_changed"], (
+            f"{what} changed the values of t; read its storage, never write into it"
+        )
         assert got["shape"] == expected.shape, (
             f"{what} has shape {got['shape']}, expected {expected.shape}"
         )

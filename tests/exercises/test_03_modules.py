@@ -22,13 +22,36 @@ from minitorch.course.grading.delegation import message
 from minitorch.data import Dataset, load_digits
 from minitorch.function import register_apply_hook
 
-
 # --- helpers -------------------------------------------------------------------------------
+# The names the probes look up in the notebook.
+_GRADED = frozenset(
+    "named_parameters Linear cross_entropy SGD Adam clip_grad_norm_ DataLoader train".split()
+)
+
+
+def _answer(nb):
+    """The notebook's definitions as the delegation watch scans them: a class imported
+    from a package under a name the probes never look up (``from minitorch.nn import Linear
+    as ReferenceLinear``, left unused) is not the answer, and costs nothing. The notebook's
+    own classes (``class Linear(nn.Linear)``) and imports bound to a graded name (``from
+    minitorch.data import DataLoader``) are scanned, and calls from the learner's code to
+    a forbidden piece are refused however it was imported."""
+    namespace = getattr(nb, "_globals", None)
+    if not isinstance(namespace, dict):
+        return nb
+    home = namespace.get("__name__", "__main__")
+    return {
+        name: value
+        for name, value in namespace.items()
+        if name in _GRADED or not isinstance(value, type) or value.__module__ == home
+    }
+
+
 def _blocked(nb, what, *targets):
     """While the learner's code runs, a call from it to the package's own ``what`` (any of
     ``targets``, ``(owner, attribute)`` pairs) fails the probe with "your answer used
     minitorch's own ...: write it yourself" (see :mod:`minitorch.course.grading.delegation`)."""
-    return forbidding(forbid(*targets), nb)
+    return forbidding(forbid(*targets), _answer(nb))
 
 
 @contextlib.contextmanager
@@ -148,24 +171,38 @@ MODELS = {
 }
 
 
+def _slots(model):
+    """Every module's parameter and submodule slots (None ones included), in order."""
+    return [(list(m._parameters), list(m._modules)) for m in model.modules()]
+
+
 @probe
-def walk(nb, model_name, prefix):
-    """The names the learner's walk yields, and which of the model's parameters each is
-    (its position in the model's own walk, -1 for a copy)."""
+def walk(nb, model_name, prefix, times=1):
+    """The names the learner's walk yields (the last of ``times`` walks of one model), which
+    of the model's parameters each is (its position in the model's own walk, -1 for a
+    copy), and whether the model's slots are as they were."""
     model = MODELS[model_name]()
     params = [p for _, p in model.named_parameters()]
+    slots = _slots(model)
     with _blocked(nb, "Module.named_parameters (or another walk of the tree)", *_MODULE_WALK):
-        found = list(nb.named_parameters(model, prefix))
+        for _ in range(times):
+            found = list(nb.named_parameters(model, prefix))
     names, which = [], []
     for item in found:
         name, p = item
         names.append(name)
         which.append(next((i for i, q in enumerate(params) if q is p), -1))
-    return names, which
+    return names, which, _slots(model) == slots
 
 
-def _same_walk(run, model_name, prefix="", what="the model"):
-    got_names, which = run(walk, model_name, prefix)
+def _same_walk(run, model_name, prefix="", what="the model", times=1):
+    got_names, which, slots_kept = run(walk, model_name, prefix, times)
+    # catches: None slots deleted from the caller's modules while walking them (a model
+    # whose bias=False layer loses its 'bias' slot, or a None submodule its place)
+    assert slots_kept, (
+        f"named_parameters({what}) changed the model: its modules' parameter or submodule "
+        "slots differ afterwards (skip None entries, never delete them)"
+    )
     expected_names = [name for name, _ in MODELS[model_name]().named_parameters(prefix)]
     if got_names != expected_names:
         pairs = zip(got_names, expected_names, strict=False)
@@ -212,6 +249,14 @@ def test_shared_parameters_are_yielded_once(run):
     _same_walk(run, "reused", what="Sequential(lin, Tanh, lin)")
 
 
+# catches: a seen-set kept between calls (a default argument seen=set(), or a global): the
+# second walk of one model yields nothing
+@exercise("03.1")
+def test_the_same_model_walked_twice(run):
+    _same_walk(run, "sequential", what="Sequential(Linear, ReLU, Linear), walked twice", times=2)
+    _same_walk(run, "nested", what="a nested model, walked a second time", times=2)
+
+
 # catches: frozen (requires_grad=False) parameters skipped: they are still parameters
 @exercise("03.1")
 def test_frozen_parameters_are_yielded(run):
@@ -219,7 +264,8 @@ def test_frozen_parameters_are_yielded(run):
 
 
 # --- 03.2 Linear ---------------------------------------------------------------------------
-_LINEAR = (nn.Linear, (F, "linear"))
+# catches: the init handed to the package's own Linear init (nn.init.default_layer_init_)
+_LINEAR = (nn.Linear, (F, "linear"), (nn.init, "default_layer_init_"))
 _LINEAR_OP = "minitorch's own linear op (F.Linear)"
 
 
@@ -354,6 +400,27 @@ def test_init_is_uniform_within_one_over_sqrt_fan_in(run):
     )
 
 
+@probe
+def linear_bounds(nb, fan_ins, fan_out):
+    minitorch.manual_seed(5)
+    return [float(np.abs(_values(_linear(nb, f, fan_out).weight)).max()) for f in fan_ins]
+
+
+# catches: the bound computed once and kept (on the class, or in a global): a later layer
+# with another fan_in gets the first layer's bound
+@exercise("03.2")
+def test_each_layer_gets_its_own_bound(run):
+    fan_ins = [4, 100, 9]
+    got = run(linear_bounds, fan_ins, 256)
+    for k, (fan_in, top) in enumerate(zip(fan_ins, got, strict=True), start=1):
+        bound = 1 / math.sqrt(fan_in)
+        assert 0.9 * bound <= top <= bound + 1e-6, (
+            f"Linear({fan_in}, 256), layer {k} of Linear(n, 256) for n in {fan_ins} made one "
+            f"after another, has weights up to {top:.4f}; they should fill "
+            f"U(-{bound:.4f}, {bound:.4f}), with k = 1/sqrt(fan_in) of that layer"
+        )
+
+
 # catches: numpy's global random numbers (manual_seed does not repeat them)
 @exercise("03.2")
 def test_init_uses_minitorch_random_numbers(run):
@@ -408,6 +475,14 @@ _CROSS_ENTROPY = (
     (minitorch, "log_softmax"),
     (minitorch.Tensor, "log_softmax"),
     (nn.CrossEntropyLoss, "forward"),
+    # catches: the pick-and-mean handed to the package's loss modules or their insides
+    # (nn.NLLLoss()(log_probs, target), F.CrossEntropy.apply, F._nll_terms)
+    (nn.CrossEntropyLoss, "__init__"),
+    (nn.NLLLoss, "__init__"),
+    (nn.NLLLoss, "forward"),
+    (F, "_cross_entropy"),
+    (F, "_nll_terms"),
+    (F.NllLoss, "forward"),
 )
 
 
@@ -416,6 +491,7 @@ def _cross_entropy(nb, logits, target):
     # catches: the LogSoftmax op reached without the forbidden functions (its Function class
     # called directly, or an nn.LogSoftmax module)
     refused = _ops_refused("minitorch's own log_softmax op", minitorch.ops.LogSoftmax)
+    before = (_values(logits), target.numpy().copy())
     with _blocked(nb, "cross_entropy/log_softmax", *_CROSS_ENTROPY), np.errstate(all="ignore"):
         with refused:
             loss = nb.cross_entropy(logits, target)
@@ -423,6 +499,15 @@ def _cross_entropy(nb, logits, target):
         f"cross_entropy returned a {type(loss).__name__}; return a 1-element minitorch tensor "
         "(the mean loss), so that loss.backward() works"
     )
+    # catches: the max subtracted from the caller's logits in place (logits.sub_ under
+    # no_grad): the loss is right, but the caller's logits are not theirs any more
+    changed = np.abs(_values(logits) - before[0])
+    assert np.array_equal(_values(logits), before[0], equal_nan=True), (
+        f"cross_entropy(logits of shape {tuple(logits.shape)}, target) changed the caller's "
+        f"logits (by up to {np.nanmax(changed):.4g}); compute shifted = logits - max as a new "
+        "tensor, never in place"
+    )
+    assert np.array_equal(target.numpy(), before[1]), "cross_entropy changed the caller's target"
     return loss
 
 
@@ -524,6 +609,9 @@ def _trajectory(make_optimizer, seed, steps, guard=contextlib.nullcontext):
 
 
 _STEP = {"SGD": "optim.SGD", "Adam": "optim.Adam"}
+# catches: the momentum handed to optim.SGD's own helper (optim.SGD._momentum(self, ...))
+_SGD_STEP = ((optim.SGD, "step"), (optim.SGD, "_momentum"))
+_STEPS = {"SGD": _SGD_STEP, "Adam": ((optim.Adam, "step"),)}
 
 
 @probe
@@ -532,7 +620,7 @@ def trajectory(nb, kind, kwargs, seed, steps):
     cls = getattr(nb, kind)
 
     def guard():
-        return _blocked(nb, _STEP[kind], (getattr(optim, kind), "step"))
+        return _blocked(nb, _STEP[kind], *_STEPS[kind])
 
     model, opt, history = _trajectory(lambda ps: cls(ps, **kwargs), seed, steps, guard)
     states = []
@@ -559,7 +647,7 @@ def one_sgd_step(nb, start, grad, lr):
     p = nn.Parameter(minitorch.tensor(start))
     p.grad = minitorch.tensor(grad)
     opt = nb.SGD([p], lr=lr)
-    with _blocked(nb, "optim.SGD", (optim.SGD, "step")):
+    with _blocked(nb, "optim.SGD", *_SGD_STEP):
         opt.step()
     return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
 
@@ -648,7 +736,7 @@ def groups_trajectory(nb, kind):
     cls = getattr(nb, kind)
 
     def guard():
-        return _blocked(nb, _STEP[kind], (getattr(optim, kind), "step"))
+        return _blocked(nb, _STEP[kind], *_STEPS[kind])
 
     return _groups_run(lambda groups, defaults: cls(groups, **defaults), kind, guard)
 
@@ -669,7 +757,7 @@ def same_gradient_twice(nb, momentum):
     p.grad = minitorch.tensor([0.5, 0.5, -1.0])
     opt = nb.SGD([p], lr=0.1, momentum=momentum)
     out = []
-    with _blocked(nb, "optim.SGD", (optim.SGD, "step")):
+    with _blocked(nb, "optim.SGD", *_SGD_STEP):
         for _ in range(2):
             opt.step()  # the same gradient twice (e.g. a step retried)
             out.append((_values(p), _values(p.grad)))
@@ -826,7 +914,15 @@ def clipped(nb, seed, scale, max_norm, how):
     if how == "none":
         for p in params:
             p.grad = None
+    given = list(params)
     total = _clip(nb, model.parameters() if how == "generator" else params, max_norm)
+    # catches: parameters without a gradient removed from the caller's list (parameters[:] =
+    # ...): the list is the caller's, and its optimizer may hold it too
+    assert [id(p) for p in params] == [id(q) for q in given], (
+        f"clip_grad_norm_(parameters, {max_norm}) changed the caller's list of {len(given)} "
+        f"parameters (it has {len(params)} afterwards); read it, and keep your own list of "
+        "the gradients"
+    )
     if isinstance(total, minitorch.Tensor) and total.numel() == 1:
         total = total.item()
     return _plain(total), _grads(model)
@@ -963,6 +1059,8 @@ _LOADER = (
     (minitorch.data.collate, "default_collate"),
     (minitorch.data.dataloader, "default_collate"),
     (minitorch.data, "default_collate"),
+    # catches: default_collate's own insides called directly (collate._collate(samples, ...))
+    (minitorch.data.collate, "_collate"),
 )
 
 
@@ -1285,7 +1383,13 @@ def test_matches_a_correct_loop(run):
             "zero_grad, forward, loss, backward, step"
         )
     losses = got["losses"]
-    assert isinstance(losses, (list, tuple)) and np.allclose(losses, expected, rtol=1e-5), (
+    # catches: a list of the wrong length (a history kept between calls), which np.allclose
+    # cannot compare
+    assert (
+        isinstance(losses, (list, tuple))
+        and len(losses) == len(expected)
+        and np.allclose(losses, expected, rtol=1e-5)
+    ), (
         f"train returned the epoch losses {losses!r}, expected "
         f"{np.round(expected, 5).tolist()} (the mean of each epoch's batch losses)"
     )
