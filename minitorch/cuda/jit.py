@@ -288,6 +288,7 @@ class RawKernel:
         if not self._checked:
             check_language(self.func)
             self._checked = True
+        check_arguments(self.func, self.__name__, args)
         self.stats = simulator.launch(self.func, grid, block, args, self.__name__)
 
     def __repr__(self) -> str:
@@ -324,6 +325,70 @@ def _forbidden(value: Any) -> str | None:
         return None
     root = module.partition(".")[0]
     return module if root in _FORBIDDEN_ROOTS else None
+
+
+@functools.cache
+def _roles(func: Any) -> tuple[tuple[str, ...], frozenset, frozenset, frozenset]:
+    """The kernel's parameters, those it indexes (``x[i]``), those it writes (``out[i] =``)
+    and those it only uses as numbers, read from its source (empty sets when the source
+    can't be read)."""
+    params = tuple(inspect.signature(func).parameters)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return params, frozenset(), frozenset(), frozenset()
+    indexed, written, handed_on, used = set(), set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used.add(node.id)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            indexed.add(node.value.id)
+            if isinstance(node.ctx, ast.Store):
+                written.add(node.value.id)
+        elif isinstance(node, ast.Call):  # handed to a device function: it may index it
+            handed_on.update(a.id for a in node.args if isinstance(a, ast.Name))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            handed_on.add(node.value.id)  # (x.size: an array's attribute)
+    names = set(params)
+    numbers = (names & used) - indexed - handed_on  # (a parameter never read: no check)
+    return params, frozenset(indexed & names), frozenset(written & names), frozenset(numbers)
+
+
+def _what(value: Any) -> str:
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return f"a {value.dtype} array of shape {tuple(value.shape)}"
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def check_arguments(func: Any, name: str, args: tuple) -> None:
+    """Name a launch argument of the wrong kind before any thread runs: a number where the
+    kernel indexes an array, an array where it uses a number, a read-only array it writes."""
+    params, indexed, written, numbers = _roles(func)
+    if len(args) != len(params):
+        raise TypeError(
+            f"kernel {name}: takes {len(params)} arguments ({', '.join(params)}), but the "
+            f"launch gave {len(args)}"
+        )
+    for param, value in zip(params, args, strict=True):
+        is_array = hasattr(value, "shape") and getattr(value, "ndim", 0) > 0
+        if param in indexed and not is_array:
+            raise TypeError(
+                f"kernel {name}: parameter {param!r} is indexed in the kernel ({param}[...]), "
+                f"but the launch passed {_what(value)}: pass an array"
+            )
+        if param in numbers and is_array:
+            raise KernelLanguageError(
+                f"kernel {name}: parameter {param!r} is used as a number in the kernel, but the "
+                f"launch passed {_what(value)}: a thread works on one element at a time (index "
+                f"it, {param}[i], or pass a Python number)"
+            )
+        flags = getattr(value, "flags", None)
+        if param in written and flags is not None and not flags.writeable:
+            raise ValueError(
+                f"kernel {name}: parameter {param!r} is written by the kernel ({param}[...] = "
+                f"...), but the launch passed a read-only array ({_what(value)}): pass a "
+                "writable one, e.g. np.empty_like(...)"
+            )
 
 
 def check_language(func: Any) -> None:

@@ -202,3 +202,24 @@ def test_shared_memory_counts_each_arrays_real_element_size():
 
     with pytest.raises(mt.cuda.LaunchConfigError, match="49156 bytes of shared memory"):
         one_float_too_many[1, 4](np.ones(4, dtype=np.float32), out)
+
+
+@jit.rawkernel()
+def _axpy(alpha, x, y, out, n):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < n:
+        out[i] = alpha * x[i] + y[i]
+
+
+def test_a_launch_argument_of_the_wrong_kind_is_named_with_the_kernel_and_parameter():
+    x, y = np.ones(4, np.float32), np.ones(4, np.float32)
+    with pytest.raises(TypeError, match=r"kernel _axpy: parameter 'out' is indexed .* int 5"):
+        _axpy[1, 4](2.0, x, y, 5, 4)
+    with pytest.raises(KernelLanguageError, match=r"parameter 'alpha' is used as a number"):
+        _axpy[1, 4](x, x, y, np.zeros(4, np.float32), 4)
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"parameter 'out' is written .* read-only array"):
+        _axpy[1, 4](2.0, x, y, frozen, 4)
+    with pytest.raises(TypeError, match=r"takes 5 arguments \(alpha, x, y, out, n\), but .* 4"):
+        _axpy[1, 4](2.0, x, y, frozen)
