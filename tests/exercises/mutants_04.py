@@ -1644,3 +1644,285 @@ for _id, _bodies in ROUND_2.items():
     MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
 for _id, _bodies in ROUND_2_CORRECT.items():
     CORRECT[_id] = (CORRECT[_id][0], {**CORRECT[_id][1], **_bodies})
+
+
+# --- A third round: state kept outside the instance, the caller's objects changed in place,
+# delegation through the package's internals, and more legitimate alternatives.
+ROUND_3 = {
+    "04.1": {
+        "delegates_through_foreach_non_finite_apply": """
+            from minitorch.amp.grad_scaler import ForeachNonFinite
+
+            grads = [p.grad for p in parameters if p.grad is not None]
+            if not grads:
+                return False
+            return any(bool(flag.item()) for flag in ForeachNonFinite.apply(grads))
+        """,
+    },
+    "04.2": {
+        "tracker_kept_in_a_module_global": """
+            state = globals().setdefault("_clean_steps", {"count": 0})
+            if found_inf:
+                state["count"] = 0
+                return scale * backoff_factor, 0
+            state["count"] += 1
+            if state["count"] == growth_interval:
+                state["count"] = 0
+                return scale * growth_factor, 0
+            return scale, state["count"]
+        """,
+    },
+    "04.3": {
+        "delegates_the_check_to_foreach_non_finite": """
+            from minitorch.amp import grad_scaler
+
+            grads = [p.grad for p in parameters if p.grad is not None]
+            if not grads:
+                return False
+            flags = grad_scaler.ForeachNonFinite.apply(grads)
+            with mt.no_grad():
+                for g in grads:
+                    g.mul_(1.0 / scale)
+            return any(flag.item() > 0 for flag in flags)
+        """,
+    },
+    "04.4": {
+        "memoized_without_the_fast_dtype": """
+            cache = globals().setdefault("_autocast_cache", {})
+            key = (op, tuple(dtypes))
+            if key not in cache:
+                kind = policy.get(op)
+                floats = [d for d in dtypes if d.is_floating_point]
+                if kind is None or not floats:
+                    cache[key] = list(dtypes)
+                else:
+                    if kind == "lower_precision_fp":
+                        target = fast_dtype
+                    elif kind == "fp32":
+                        target = mt.float32
+                    else:
+                        target = floats[0]
+                        for d in floats[1:]:
+                            target = mt.promote_types(target, d)
+                    cache[key] = [
+                        target
+                        if d.is_floating_point and (d is not mt.float64 or kind == "promote")
+                        else d
+                        for d in dtypes
+                    ]
+            return list(cache[key])
+        """,
+        "reads_the_package_policy_not_the_argument": """
+            from minitorch.amp import autocast_mode
+
+            kind = autocast_mode.POLICY["cuda"].get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = floats[0]
+                for d in floats[1:]:
+                    target = mt.promote_types(target, d)
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+        "delegates_through_the_autocast_layer": """
+            from minitorch.amp import autocast_mode
+
+            class Op:
+                name = op
+
+            layer = autocast_mode.Autocast()
+            layer.below = lambda cls, args, kwargs, ctx: args
+            saved_dtypes, saved_policy = autocast_mode._state.dtypes, autocast_mode.POLICY["cpu"]
+            autocast_mode._state.dtypes = {"cpu": fast_dtype}
+            autocast_mode.POLICY["cpu"] = dict(policy)
+            try:
+                args = tuple(mt.zeros(1, dtype=d) for d in dtypes)
+                return [a.dtype for a in layer(Op, args, {}, None)]
+            finally:
+                autocast_mode._state.dtypes = saved_dtypes
+                autocast_mode.POLICY["cpu"] = saved_policy
+        """,
+    },
+    "04.5": {
+        "found_inf_in_a_module_global": """
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                global _last_found_inf
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                _last_found_inf = unscale_(params, self.scale_value)
+                if not _last_found_inf:
+                    optimizer.step()
+                return not _last_found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, _last_found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+        "tracker_kept_on_the_class": """
+            clean_steps = 0
+
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, LossScaler.clean_steps = update_scale(
+                    self.scale_value, LossScaler.clean_steps, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+                self.growth_tracker = LossScaler.clean_steps
+        """,
+        "scales_the_callers_loss_in_place": """
+            def scale(self, loss):
+                loss.mul_(self.scale_value)
+                return loss
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+    },
+    "04.6": {
+        "parameters_kept_in_a_module_global": """
+            params = globals().setdefault("_clipped_parameters", list(model.parameters()))
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(params, max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+        "pops_the_callers_batches": """
+            losses = []
+            while batches:
+                x, y = batches.pop(0)
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+    },
+}
+
+ROUND_3_CORRECT = {
+    "04.3": {
+        "through_the_data_attribute": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            found = any(not np.isfinite(g.detach().numpy()).all() for g in grads)
+            with mt.no_grad():
+                for g in grads:
+                    g.data.mul_(1.0 / scale)
+            return found
+        """,
+    },
+    "04.1": {
+        # the notebook's first cell importing a package class it never uses (`global` puts
+        # the name where a top-level import would: in the notebook's namespace)
+        "unused_import_of_a_package_class": """
+            global ForeachNonFinite
+            from minitorch.amp.grad_scaler import ForeachNonFinite  # noqa: F401
+
+            for p in parameters:
+                if p.grad is not None and not np.isfinite(p.grad.detach().numpy()).all():
+                    return True
+            return False
+        """,
+    },
+    "04.2": {
+        "conditional_expressions": """
+            if found_inf:
+                return float(scale) * backoff_factor, 0
+            tracker = growth_tracker + 1
+            grow = tracker >= growth_interval
+            return (scale * growth_factor if grow else scale), (0 if grow else tracker)
+        """,
+    },
+    "04.5": {
+        "unused_class_level_import_of_grad_scaler": """
+            from minitorch.amp import GradScaler  # noqa: F401 - imported, never used
+
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.found_inf = unscale_(params, self.scale_value)
+                if not self.found_inf:
+                    optimizer.step()
+                return not self.found_inf
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+    },
+    "04.6": {
+        "one_autocast_object_reused": """
+            region = mt.autocast("cpu", dtype=dtype)
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with region:
+                    logits = model(x)
+                    loss = nn.functional.cross_entropy(logits, y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+    },
+}
+
+for _id, _bodies in ROUND_3.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, _bodies in ROUND_3_CORRECT.items():
+    assert not set(_bodies) & set(CORRECT[_id][1]), f"duplicate alternative name in {_id}"
+    CORRECT[_id] = (CORRECT[_id][0], {**CORRECT[_id][1], **_bodies})

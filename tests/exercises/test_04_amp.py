@@ -10,6 +10,7 @@ process. Each exercise declares what it forbids: minitorch's own version of the 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -17,15 +18,23 @@ import minitorch as mt
 from minitorch import amp, nn
 from minitorch.amp import autocast_mode, grad_scaler
 from minitorch.course import digits
-from minitorch.course.grading import Forbidden, exercise, forbid, probe
+from minitorch.course.grading import Delegated, Forbidden, exercise, forbid, probe
+from minitorch.course.grading.delegation import message
 
 # --- what each exercise forbids (torch is always forbidden) -----------------------------------
 # Methods rather than whole classes: a notebook may import GradScaler or autocast (04.6 uses
-# them) without that counting as delegation; a subclass that leans on them calls these methods.
+# them), or ForeachNonFinite, without that counting as delegation; a subclass that leans on
+# them calls these methods. (ForeachNonFinite.apply runs its forward from minitorch's own
+# code, which the watch allows: the probes of 04.1 and 04.3 refuse the op itself, see
+# _refusing_the_non_finite_op.)
 _SCALER = tuple(
     (grad_scaler.GradScaler, name) for name in ("__init__", "scale", "unscale_", "step", "update")
 )
-_NON_FINITE = (grad_scaler.non_finite_check_and_unscale_, grad_scaler.ForeachNonFinite)
+_NON_FINITE_LABEL = "minitorch's own ForeachNonFinite"
+_NON_FINITE = (
+    grad_scaler.non_finite_check_and_unscale_,
+    Forbidden((grad_scaler.ForeachNonFinite, "forward"), _NON_FINITE_LABEL),
+)
 FOUND_INF = forbid(*_NON_FINITE, *_SCALER)
 UPDATE_SCALE = forbid(grad_scaler.update_scale, *_SCALER)
 UNSCALE = forbid(*_NON_FINITE, *_SCALER)
@@ -42,6 +51,8 @@ AUTOCAST_POLICY = forbid(
         for name in ("__init__", "__enter__", "__call__")
     ),
     *(Forbidden(f, f"minitorch's own autocast policy ({f.__name__})") for f in _POLICY_PIECES),
+    # the layer Function.apply calls: called by hand, it runs cast_inputs on the answer's behalf
+    Forbidden((autocast_mode.Autocast, "__call__"), "minitorch's own autocast (its layer)"),
 )
 # the probe hands LossScaler reference unscale_ and update_scale: only the scaler is forbidden
 LOSS_SCALER = forbid(*_SCALER)
@@ -71,13 +82,31 @@ def _random_grads(rng, count=4):
     ]
 
 
+@contextmanager
+def _refusing_the_non_finite_op():
+    """While the learner's code runs, an op of ForeachNonFinite (or of a subclass), however
+    reached (``ForeachNonFinite.apply``: minitorch's own code then calls its forward), is
+    delegation."""
+    used = []
+
+    def hook(cls, args, kwargs, out):
+        if isinstance(cls, type) and issubclass(cls, grad_scaler.ForeachNonFinite):
+            used.append(cls)
+
+    with mt.function.register_apply_hook(hook):
+        yield
+    if used:
+        raise Delegated(message(_NON_FINITE_LABEL))
+
+
 # --- 04.1 found_inf --------------------------------------------------------------------------
 @probe(forbid=FOUND_INF)
 def found_inf_of(nb, cases, as_generator):
     out = []
     for grads in cases:
         params = _params_with_grads(grads)
-        result = nb.found_inf(p for p in params) if as_generator else nb.found_inf(params)
+        with _refusing_the_non_finite_op():
+            result = nb.found_inf(p for p in params) if as_generator else nb.found_inf(params)
         out.append(bool(result) if isinstance(result, np.bool_) else result)  # numpy's bool too
     return out
 
@@ -193,6 +222,37 @@ def test_scale_rule_with_other_factors(run):
     _check_scales(run, 2.0**10, [bool(f) for f in run.rng.random(30) < 0.15], 3.0, 0.125, interval)
 
 
+@probe(forbid=UPDATE_SCALE)
+def scale_calls(nb, calls):
+    out = []
+    for args in calls:
+        scale, tracker = nb.update_scale(*args)
+        out.append((float(scale), int(tracker)))
+    return out
+
+
+# catches: the tracker kept outside the arguments (a module global, an attribute of the
+# function, counting its own calls): each call is handed a tracker, and the rule reads that one
+@exercise("04.2")
+def test_scale_rule_reads_the_tracker_it_is_given(run):
+    interval = int(run.rng.integers(4, 8))
+    calls = [
+        (256.0, interval - 2, False, 2.0, 0.5, interval),  # one clean step short of growing
+        (256.0, interval - 1, False, 2.0, 0.5, interval),  # the interval-th clean step
+        (64.0, 1, False, 4.0, 0.25, interval),
+        (64.0, interval - 1, True, 4.0, 0.25, interval),  # an overflow, however many clean
+        (8.0, 0, False, 3.0, 0.125, 1),
+    ]
+    got = run(scale_calls, calls)
+    names = ("scale", "growth_tracker", "found_inf", "growth_factor", "backoff_factor")
+    names += ("growth_interval",)
+    for args, g in zip(calls, got, strict=True):
+        e = amp.update_scale(*args)
+        ok = math.isclose(g[0], e[0], rel_tol=1e-6) and g[1] == e[1]
+        call = ", ".join(f"{n}={a!r}" for n, a in zip(names, args, strict=True))
+        assert ok, f"update_scale({call}) gave (scale, tracker) = {g}, expected {e}"
+
+
 # catches: the scale rounded to an int, a floor at 1 (the scale backs off below 1 as often as
 # the gradients overflow); the tracker only reduced (not reset to 0) by an overflow that
 # follows a few clean steps
@@ -209,7 +269,8 @@ def unscaled(nb, grads, scale, as_generator=False):
     params = _params_with_grads(grads)
     before = [p.grad for p in params]
     versions = [None if g is None else g._version for g in before]
-    found = nb.unscale_((p for p in params) if as_generator else params, scale)
+    with _refusing_the_non_finite_op():
+        found = nb.unscale_((p for p in params) if as_generator else params, scale)
     found = bool(found) if isinstance(found, np.bool_) else found
     # in place *through an op*: p.grad is the same tensor, and its version counter moved
     same = [
@@ -278,20 +339,30 @@ POLICY = {
 }
 
 
+# another policy: the answer reads the one it is given (not a table of its own, nor the
+# package's autocast_mode.POLICY)
+OTHER_POLICY = {
+    "add": "fp32",
+    "matmul": "promote",
+    "relu": "lower_precision_fp",
+    "gelu": "fp32",
+}
+
+
 @probe(forbid=AUTOCAST_POLICY)
-def autocast_choice(nb, cases):
+def autocast_choice(nb, cases, policy=None):
     out = []
     for op, names, fast in cases:
         dtypes = [getattr(mt, n) for n in names]
-        result = nb.autocast_dtypes(op, dtypes, getattr(mt, fast), dict(POLICY))
+        result = nb.autocast_dtypes(op, dtypes, getattr(mt, fast), dict(policy or POLICY))
         out.append([d.name if isinstance(d, mt.dtype) else repr(d) for d in result])
         if [d.name for d in dtypes] != list(names):  # the caller's list is the caller's
             out[-1] = [f"changed the caller's list to {[d.name for d in dtypes]}"]
     return out
 
 
-def _reference_choice(op, names, fast):
-    kind = POLICY.get(op)
+def _reference_choice(op, names, fast, policy=None):
+    kind = (policy or POLICY).get(op)
     dtypes = [getattr(mt, n) for n in names]
     floats = [d for d in dtypes if d.is_floating_point]
     if kind is None or not floats:
@@ -305,12 +376,38 @@ def _reference_choice(op, names, fast):
     return [n if k else target.name for n, k in zip(names, keep, strict=True)]
 
 
-def _check_choices(run, cases):
-    for (op, names, fast), got in zip(cases, run(autocast_choice, cases), strict=True):
-        expected = _reference_choice(op, names, fast)
+def _check_choices(run, cases, policy=None):
+    given = f", policy={policy}" if policy else ""
+    for (op, names, fast), got in zip(cases, run(autocast_choice, cases, policy), strict=True):
+        expected = _reference_choice(op, names, fast, policy)
         assert got == expected, (
-            f"autocast_dtypes({op!r}, {names}, fast_dtype={fast}) gave {got}, expected {expected}"
+            f"autocast_dtypes({op!r}, {names}, fast_dtype={fast}{given}) gave {got}, "
+            f"expected {expected}"
         )
+
+
+# catches: the policy argument ignored (a table of one's own, or the package's
+# autocast_mode.POLICY); results remembered between calls by op and dtypes alone (a cache in a
+# module global: the same op and inputs under the other fast dtype, or another policy, differ)
+@exercise("04.4")
+def test_the_fast_dtype_and_the_policy_given(run):
+    fast, other = [str(n) for n in run.rng.permutation(["float16", "bfloat16"])]
+    same = [("matmul", ["float32", "int64"], fast), ("matmul", ["float32", "int64"], other)]
+    _check_choices(run, [*same, ("softmax", [other], fast), ("relu", [fast], fast)])
+    _check_choices(
+        run,
+        [
+            ("add", ["float16", "float16"], fast),
+            ("matmul", ["float16", "bfloat16"], fast),
+            ("matmul", ["bfloat16", "int64", "float64"], fast),
+            ("relu", ["float32"], fast),
+            ("gelu", [other, "bool"], fast),
+            ("linear", ["float32", "float32"], fast),
+            ("softmax", [other], fast),
+            ("cat", ["float16", "float32"], fast),
+        ],
+        OTHER_POLICY,
+    )
 
 
 # catches: the categories mixed up, unlisted ops cast, the fast dtype hard-coded
@@ -366,11 +463,11 @@ def test_float64_and_non_floating_inputs(run):
 
 
 # --- 04.5 LossScaler -------------------------------------------------------------------------
-def _gradient_steps(rng, steps=16):
+def _gradient_steps(rng, steps=16, overflows=(2, 3, 9)):
     seq = []
     for i in range(steps):
         g = rng.standard_normal(4).astype(np.float32)
-        if i in (2, 3, 9):
+        if i in overflows:
             g[int(rng.integers(0, 4))] = [np.inf, np.nan, -np.inf][i % 3]
         seq.append(g)
     return seq
@@ -382,26 +479,64 @@ def _two_groups():
     return p, q, mt.optim.SGD([{"params": [p]}, {"params": [q], "lr": 0.05}], lr=0.1)
 
 
-@probe(forbid=LOSS_SCALER)
-def loss_scaler_run(nb, seq, init_scale, interval):
-    p, q, opt = _two_groups()
-    # the reference unscale_ and update_scale: 04.5 is graded apart from 04.2 and 04.3
+@contextmanager
+def _reference_pieces(nb):
+    """The reference unscale_ and update_scale: 04.5 is graded apart from 04.2 and 04.3."""
     refs = {"unscale_": _reference_unscale_, "update_scale": amp.update_scale}
     old = {k: nb._globals.get(k) for k in refs}
     nb._globals.update(refs)
-    out = []
     try:
+        yield
+    finally:
+        nb._globals.update(old)
+
+
+def _loss(p, q, g):
+    return (p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()
+
+
+@probe(forbid=LOSS_SCALER)
+def loss_scaler_run(nb, seq, init_scale, interval):
+    p, q, opt = _two_groups()
+    out = []
+    with _reference_pieces(nb):
         scaler = nb.LossScaler(init_scale=init_scale, growth_interval=interval)
         for g in seq:
             opt.zero_grad()
-            loss = (p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()
+            loss = _loss(p, q, g)
+            before = loss.item()
             scaler.scale(loss).backward()
+            after = loss.item()  # the caller's loss: scale() returns a new tensor
             stepped = scaler.step(opt)
             scaler.update()
             params = p.detach().numpy().tolist() + q.detach().numpy().tolist()
-            out.append((float(scaler.scale_value), bool(stepped), params))
-    finally:
-        nb._globals.update(old)
+            out.append((float(scaler.scale_value), bool(stepped), params, before, after))
+    return out
+
+
+@probe(forbid=LOSS_SCALER)
+def interleaved_scalers(nb, seqs, init_scales, intervals):
+    """Scalers of their own models and optimizers, taking each stage of a step in turn:
+    each scales its loss and runs backward, then each steps, then each updates. The scale
+    of each, and whether it stepped, after every update."""
+    setups = [_two_groups() for _ in seqs]
+    out = [[] for _ in seqs]
+    with _reference_pieces(nb):
+        scalers = [
+            nb.LossScaler(init_scale=s, growth_interval=k)
+            for s, k in zip(init_scales, intervals, strict=True)
+        ]
+        for i in range(len(seqs[0])):
+            for (p, q, opt), scaler, seq in zip(setups, scalers, seqs, strict=True):
+                opt.zero_grad()
+                scaler.scale(_loss(p, q, seq[i])).backward()
+            stepped = [
+                scaler.step(opt) for (_, _, opt), scaler in zip(setups, scalers, strict=True)
+            ]
+            for scaler in scalers:
+                scaler.update()
+            for k, scaler in enumerate(scalers):
+                out[k].append((float(scaler.scale_value), bool(stepped[k])))
     return out
 
 
@@ -437,6 +572,13 @@ def test_loss_scaler_matches_grad_scaler(run):
     expected = _reference_scaler_run(seq, 1024.0, interval)
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         kind = "an overflowing" if not np.isfinite(seq[i]).all() else "a clean"
+        # catches: the caller's loss scaled in place (loss.mul_): the loop that called
+        # scale(loss) reads its loss afterwards, and would see it scaled
+        before, after = g[3], g[4]
+        assert after == before or (math.isnan(after) and math.isnan(before)), (
+            f"step {i}: scale(loss) changed the loss it was given from {before} to {after}; "
+            "return loss * scale_value, a new tensor, and leave the caller's loss as it is"
+        )
         assert g[1] == e[1], f"step {i} ({kind} step): step() returned {g[1]}, expected {e[1]}"
         assert math.isclose(g[0], e[0]), (
             f"after step {i} ({kind} step) the scale is {g[0]}, expected {e[0]}"
@@ -450,8 +592,22 @@ def test_two_scalers_keep_their_own_state(run):
     seq = _gradient_steps(run.rng, steps=6)
     first = run(loss_scaler_run, seq, 2.0**8, 2)
     second = run(loss_scaler_run, seq[:3], 2.0**4, 3)
-    assert [s for s, _, _ in first] == [s for s, _, _ in _reference_scaler_run(seq, 2.0**8, 2)]
-    assert [s for s, _, _ in second] == [s for s, _, _ in _reference_scaler_run(seq[:3], 2.0**4, 3)]
+    assert [g[0] for g in first] == [e[0] for e in _reference_scaler_run(seq, 2.0**8, 2)]
+    assert [g[0] for g in second] == [e[0] for e in _reference_scaler_run(seq[:3], 2.0**4, 3)]
+    # catches: found_inf kept in a module global, the tracker kept on the class: two scalers
+    # that take their steps in turn (both step, then both update) read each other's
+    seqs = [_gradient_steps(run.rng, 9, (2, 3)), _gradient_steps(run.rng, 9, (5, 6))]
+    got = run(interleaved_scalers, seqs, [2.0**8, 2.0**6], [2, 3])
+    for k, (seq, init, interval) in enumerate(zip(seqs, [2.0**8, 2.0**6], [2, 3], strict=True)):
+        expected = [(e[0], e[1]) for e in _reference_scaler_run(seq, init, interval)]
+        for i, (g, e) in enumerate(zip(got[k], expected, strict=True)):
+            steps = "".join("x" if not np.isfinite(g).all() else "." for g in seq[: i + 1])
+            assert tuple(g) == e, (
+                f"two LossScalers taking their steps in turn (both scale and backpropagate, "
+                f"both step, both update): after the steps {steps} (x: overflow), scaler {k} "
+                f"(init_scale={init}, growth_interval={interval}) has (scale_value, stepped) "
+                f"= {tuple(g)}, expected {e}; keep all its state on self"
+            )
 
 
 # --- 04.6 train_amp --------------------------------------------------------------------------
@@ -485,13 +641,22 @@ def trained(nb, seed, dtype_name, init_scale, max_norm):
     first.register_hook(
         lambda grad: backward_under_autocast.append(autocast_mode.is_autocast_enabled("cpu"))
     )
+    given = list(batches)
     with mt.function.register_apply_hook(record):
         losses = nb.train_amp(model, opt, scaler, batches, dtype, max_norm)
     params = [p.detach().numpy().tolist() for p in model.parameters()]
     dtypes = sorted(set(matmul_dtypes))
     if not all(isinstance(v, float) for v in losses):
         raise TypeError(f"train_amp returned {[type(v).__name__ for v in losses]}, not floats")
-    return [float(v) for v in losses], scaler.get_scale(), params, dtypes, backward_under_autocast
+    kept = len(batches) == len(given) and all(a is b for a, b in zip(batches, given, strict=True))
+    return (
+        [float(v) for v in losses],
+        scaler.get_scale(),
+        params,
+        dtypes,
+        backward_under_autocast,
+        (len(given), len(batches), kept),
+    )
 
 
 def _reference_train(seed, dtype_name, init_scale, max_norm):
@@ -512,8 +677,15 @@ def _reference_train(seed, dtype_name, init_scale, max_norm):
 
 
 def _check_training(run, seed, dtype_name, init_scale, max_norm):
-    losses, scale, params, dtypes, under = run(trained, seed, dtype_name, init_scale, max_norm)
+    got = run(trained, seed, dtype_name, init_scale, max_norm)
+    losses, scale, params, dtypes, under, (count, left, kept) = got
     ref_losses, ref_scale, ref_params = _reference_train(seed, dtype_name, init_scale, max_norm)
+    # catches: the caller's list of batches changed (popped from as the loop goes): a caller
+    # passes the same list again, one epoch after another
+    assert kept, (
+        f"train_amp changed the list of batches it was given: {count} batches before the "
+        f"pass, {left} after, or others in their place; read the list without changing it"
+    )
     assert dtypes == [dtype_name], (
         f"the linear layers ran in {dtypes}; run the forward under mt.autocast('cpu', dtype=...)"
     )

@@ -9,16 +9,26 @@ so an answer that hands the work to ``minitorch.jit`` fails with a message sayin
 """
 
 import threading
+import types
+from contextlib import contextmanager
 
 import numpy as np
 
 import minitorch as mt
 from minitorch import jit, nn
-from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
+from minitorch.course.grading import Delegated, Forbidden, exercise, forbid, forbidding, probe
+from minitorch.course.grading.delegation import message
 from minitorch.function import Function, register_apply_hook
 from minitorch.jit import fusion, interpreter, passes
-from minitorch.jit.compile import grad_mode_guard, tensor_guards, value_guard
+from minitorch.jit.compile import (
+    CompiledFunction,
+    _Entry,
+    grad_mode_guard,
+    tensor_guards,
+    value_guard,
+)
 from minitorch.jit.ir import Node, format_arg
+from minitorch.jit.lint import problems as lint_problems
 from minitorch.jit.module import ScriptModule
 from minitorch.jit.ops import is_pure
 from minitorch.jit.tracer import Tracer, input_names, record
@@ -182,7 +192,44 @@ def layer_norm(x, y):
     return centred / (var + 1e-5).sqrt() * y + 1.0
 
 
-_CUSTOM_OPS = {"blended", "nested", "mixed"}  # programs with ops of their own (lint knows none)
+def repeat_in_containers(x, y):
+    a = x * y
+    b = x * y  # the same as a; read below inside a tuple and as a keyword argument
+    return _PairBlend.apply((b, y), weight=x.sigmoid()) + _Mix.apply(x, y, weight=b) + a
+
+
+def keyword_weight(x, y):
+    blend = _Mix.apply(CAPTURED, CAPTURED * 2.0, weight=WEIGHT)  # requires grad, as a keyword
+    return x * blend + y
+
+
+def masked(x, y):
+    a = (x * 2.0).exp()
+    b = a * (y > 0)  # elementwise, but not fusible: its inputs differ in dtype (float32, bool)
+    return (b + 1.0).tanh()
+
+
+class _Stateful(nn.Module):
+    """A module whose graph has get_attr nodes: a parameter that only dead code reads, a
+    buffer written in place, and a parameter (module state, never a constant: not folded)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.gain = nn.Parameter(mt.ones(3))
+        self.spare = nn.Parameter(mt.ones(3))
+        self.register_buffer("calls", mt.zeros(1))
+
+    def forward(self, x, y):
+        h = self.fc(x) * CAPTURED  # the constant is defined before the write
+        unused = (self.spare * 2.0).sum()  # noqa: F841 - a get_attr that only dead code reads
+        self.calls.add_(1.0)  # an in-place write to a buffer
+        scale = (CAPTURED * 0.5).exp()  # constants only, read after the write: folds
+        return h * scale * (self.gain * 2.0) + y.sum()
+
+
+_CUSTOM_OPS = {"blended", "nested", "mixed", "repeat_in_containers", "keyword_weight"}
+MODULES = {"stateful": _Stateful}  # programs that are modules (their graphs read attributes)
 
 PROGRAMS = {
     f.__name__: f
@@ -204,6 +251,9 @@ PROGRAMS = {
         dead_inputs,
         second_producer,
         write_after_repeat,
+        repeat_in_containers,
+        keyword_weight,
+        masked,
     )  # fmt: skip
 }
 
@@ -213,11 +263,20 @@ def _inputs(seed, shapes):
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
 
 
-def _trace(name, arrays):
+def _traced(name, arrays):
+    """The graph of program ``name`` traced on ``arrays``, and what its get_attr nodes read."""
     if name == "writes_twice":
-        return _writes_twice(arrays)
+        return _writes_twice(arrays), {}
+    if name in MODULES:
+        mt.manual_seed(0)  # the same weights in the probe and in the judge's reference
+        traced = jit.trace(MODULES[name](), tuple(mt.tensor(a) for a in arrays))
+        return traced.graph, traced.attr_values()
     fn = PROGRAMS[name]
-    return jit.trace(fn, tuple(mt.tensor(a) for a in arrays)).graph
+    return jit.trace(fn, tuple(mt.tensor(a) for a in arrays)).graph, {}
+
+
+def _trace(name, arrays):
+    return _traced(name, arrays)[0]
 
 
 def _writes_twice(arrays):
@@ -336,6 +395,10 @@ def test_record_a_chain_of_ops(run):
 def test_record_multi_output_and_captured_tensors(run):
     _record_case(run, "two_outputs", [(3, 4), (2,)])
     _record_case(run, "sliced", [(2, 4), (2, 3)])
+    # catches: the outputs bound before the arguments are mapped (an in-place write returns
+    # the tensor it was given: its node would read its own output), Values remembered
+    # between traces (a module global: CAPTURED, traced before, gets no constant node here)
+    _record_case(run, "dead_code", [(2, 3), (2, 3)])
 
 
 # catches: tensors inside a tuple argument left as tensors (no recursion), tensors in keyword
@@ -368,6 +431,29 @@ _INTERPRETER = (
 )
 
 
+@contextmanager
+def _interpreter_refused():
+    """While the learner's loop runs, minitorch's interpreter running at all is delegation,
+    however it is reached: ``run_graph``, a ScriptModule (one made by ``jit.trace`` and
+    handed the graph, one made without ``__init__``), the If and Loop runners all run
+    ``run_block``, and when minitorch's own code calls it, the watch on the forbidden
+    functions lets it through."""
+    ran = []
+    package = interpreter.run_block
+
+    def run_block(block, env, attrs):
+        ran.append(block)
+        return package(block, env, attrs)
+
+    interpreter.run_block = run_block
+    try:
+        yield
+    finally:
+        interpreter.run_block = package
+    if ran:
+        raise Delegated(message("minitorch's own interpreter (run_block)"))
+
+
 def _counting(counter):
     """A program whose in-place write counts its runs in ``counter`` (not used by the
     output: an interpreter that only runs what the outputs need skips it)."""
@@ -398,7 +484,7 @@ def interpret(nb, name, arrays):
     inputs = [mt.tensor(a, requires_grad=True) for a in arrays]
     traced = jit.trace(fn, tuple(inputs))
     attrs = traced.attr_values()
-    with refusing(nb, *_INTERPRETER):
+    with refusing(nb, *_INTERPRETER), _interpreter_refused():
         outs = nb.run_nodes(traced.graph, inputs, attrs)
     outs = list(outs)
     floats = [o for o in outs if o.dtype.is_floating_point]
@@ -487,13 +573,16 @@ _PASSES = {
 
 @probe
 def run_pass(nb, pass_name, name, arrays):
-    graph = _trace(name, arrays)
+    graph, attrs = _traced(name, arrays)
     before = describe(graph)
     with refusing(nb, *_PASSES[pass_name]):
         new = getattr(nb, pass_name)(graph)
     assert describe(graph) == before, f"{pass_name} changed the graph it was given: copy it"
-    jit.lint(new, check_ops=name not in _CUSTOM_OPS)
-    result = jit.run_graph(new, [mt.tensor(a) for a in arrays])
+    assert isinstance(new, jit.Graph), f"{pass_name} on {name} returned {new!r}, not a Graph"
+    # catches: a Value read that no node defines (a removed node's output still read)
+    found = lint_problems(new, check_ops=name not in _CUSTOM_OPS)
+    assert not found, f"{pass_name} on {name} returned a malformed graph: {'; '.join(found)}"
+    result = jit.run_graph(new, [mt.tensor(a) for a in arrays], attrs)
     result = list(result) if isinstance(result, tuple) else [result]
     return {"graph": describe(new), "values": [r.detach().numpy().copy() for r in result]}
 
@@ -501,10 +590,10 @@ def run_pass(nb, pass_name, name, arrays):
 def _pass_case(run, pass_name, name, shapes):
     arrays = _inputs(int(run.rng.integers(1 << 30)), shapes)
     got = run(run_pass, pass_name, name, arrays)
-    graph = _trace(name, arrays)
+    graph, attrs = _traced(name, arrays)
     expected = describe(_PASSES[pass_name][0](graph))
     _same_graph(got["graph"], expected, f"{pass_name} on {name}")
-    ref = jit.run_graph(graph, [mt.tensor(a) for a in arrays])
+    ref = jit.run_graph(graph, [mt.tensor(a) for a in arrays], attrs)
     ref = list(ref) if isinstance(ref, tuple) else [ref]
     for g, e in zip(got["values"], ref, strict=True):
         assert np.allclose(g, e.detach().numpy(), rtol=1e-5), f"{name}: the result changed"
@@ -531,6 +620,9 @@ def test_dce_keeps_what_outputs_need(run):
 def test_dce_keeps_inputs_second_outputs_and_nested_arguments(run):
     _pass_case(run, "eliminate_dead_code", "dead_inputs", [(3, 4), (2, 3)])
     _pass_case(run, "eliminate_dead_code", "blended", [(2, 3), (2, 3)])
+    # catches: get_attr nodes kept when nobody reads them (they are pure), the write to a
+    # buffer removed (a get_attr's in-place write: not pure)
+    _pass_case(run, "eliminate_dead_code", "stateful", [(2, 3), (2,)])
 
 
 # catches: folding through a tensor that requires grad, folding get_attr or inputs,
@@ -540,6 +632,9 @@ def test_folding_evaluates_constant_chains(run):
     _pass_case(run, "fold_constants", "constants", [(2, 3), (1,)])
     # catches: constant Values in keyword arguments not substituted before evaluating
     _pass_case(run, "fold_constants", "mixed", [(2, 3), (2, 3)])
+    # catches: the requires-grad check made on the positional arguments only (the constant
+    # that requires grad is a keyword argument here: the node is not folded)
+    _pass_case(run, "fold_constants", "keyword_weight", [(2, 3), (2, 3)])
 
 
 # catches: folding nodes that read graph inputs, delegating to the package's pass, folding an
@@ -549,6 +644,10 @@ def test_folding_leaves_input_dependent_nodes(run):
     _pass_case(run, "fold_constants", "chain", [(2, 2), (2, 2)])
     _pass_case(run, "fold_constants", "joined", [(2, 3), (1, 3)])
     _pass_case(run, "fold_constants", "dead_code", [(2, 3), (2, 3)])
+    # catches: get_attr nodes taken for constants (a parameter is module state: what reads it
+    # is never folded), nothing folded after an in-place write (the write is to a buffer; the
+    # constant chain after it reads a constant that nothing writes)
+    _pass_case(run, "fold_constants", "stateful", [(2, 3), (2,)])
 
 
 # catches: inputs not rewritten before the lookup (the second-level duplicate survives),
@@ -573,6 +672,9 @@ def test_cse_never_merges_writes(run):
     _pass_case(run, "eliminate_common_subexpressions", "writes_twice", [(2, 3), (2, 3)])
     # catches: a write's inputs not rewritten (it reads the removed duplicate's output)
     _pass_case(run, "eliminate_common_subexpressions", "write_after_repeat", [(2, 3), (2, 3)])
+    # catches: only positional arguments rewritten (a removed duplicate still read inside a
+    # tuple argument, or as a keyword argument)
+    _pass_case(run, "eliminate_common_subexpressions", "repeat_in_containers", [(2, 3), (2, 3)])
 
 
 # --- 05.6 grouping for fusion -----------------------------------------------------------------
@@ -641,6 +743,9 @@ def test_groups_join_the_first_producer_and_only_elementwise_ops(run):
     _group_case(run, "two_chains", [(3, 3), (3, 3)])
     # catches: only the first input's producer tried (here the first input has no group)
     _group_case(run, "second_producer", [(2, 3), (2, 3)])
+    # catches: an elementwise op joining although its inputs differ in dtype (float32 times a
+    # bool mask: not fusible; the chain after it starts a group of its own)
+    _group_case(run, "masked", [(2, 3), (2, 3)])
 
 
 # catches: ignoring shapes (a (n, 1) chain fused with (n, d) ops), no cycle check through a
@@ -662,10 +767,44 @@ def _make_arg(desc):
     return list(desc[1]) if isinstance(desc[1], list) else desc[1]  # equal, not the same
 
 
+def _checks_inside(*functions):
+    """The functions defined inside ``functions``: the checks of the guards they build."""
+    inner = []
+    for f in functions:
+        for code in f.__code__.co_consts:
+            if isinstance(code, types.CodeType):
+                cells = tuple(types.CellType() for _ in code.co_freevars)
+                inner.append(types.FunctionType(code, f.__globals__, code.co_name, None, cells))
+    return inner
+
+
+# minitorch.compile's guards, however an answer gets hold of them: made by the compiled
+# function (its _guards, or a call to it, which checks them and records why one failed), or
+# their checks called one by one
+_GUARDS = (
+    tensor_guards,
+    value_guard,
+    grad_mode_guard,
+    *(
+        Forbidden(f, "minitorch.compile's own guards")
+        for f in _checks_inside(tensor_guards, value_guard, grad_mode_guard)
+    ),
+    *(
+        Forbidden((owner, name), "minitorch.compile's own guards")
+        for owner, name in [
+            (CompiledFunction, "__call__"),
+            (CompiledFunction, "_guards"),
+            (_Entry, "first_failure"),
+            (_Entry, "failed_guard"),
+        ]
+    ),
+)
+
+
 @probe
 def guard_results(nb, cases):
     out = []
-    with refusing(nb, tensor_guards, value_guard, grad_mode_guard):
+    with refusing(nb, *_GUARDS):
         for spec, args, grad_enabled in cases:
             out.append(nb.first_failed_guard(spec, [_make_arg(a) for a in args], grad_enabled))
     return out
