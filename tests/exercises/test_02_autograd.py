@@ -65,29 +65,10 @@ FORBIDDEN = {
 }
 
 
-# The names the probes look up in the notebook.
-_GRADED = frozenset(
-    "Mul Div Exp Log Add unbroadcast MatMul Sum topological_order call_backward backward "
-    "ClipGrad numerical_grad gradcheck".split()
-)
-
-
 def _answer(nb):
-    """The notebook's definitions as the delegation watch scans them: a class imported
-    from a package under a name the probes never look up (``from minitorch.ops.elementwise
-    import Mul as PackageMul``, left unused) is not the answer, and costs nothing. The
-    notebook's own classes (``class MatMul(linalg.MatMul)``) and imports bound to a graded
-    name (``from minitorch.ops.elementwise import Div``) are scanned, and calls from the
-    learner's code to a forbidden piece are refused however it was imported."""
-    namespace = getattr(nb, "_globals", None)
-    if not isinstance(namespace, dict):
-        return nb
-    home = namespace.get("__name__", "__main__")
-    return {
-        name: value
-        for name, value in namespace.items()
-        if name in _GRADED or not isinstance(value, type) or value.__module__ == home
-    }
+    """The notebook's definitions as the delegation watch scans them (a class imported and
+    left unused costs nothing: the watch scans the names the probes look up)."""
+    return nb
 
 
 # --- helpers, on both sides ---------------------------------------------------------------

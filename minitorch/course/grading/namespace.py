@@ -75,7 +75,7 @@ def defines(source: str, name: str) -> bool:
     return re.search(pattern, source, re.MULTILINE) is not None
 
 
-_INTERNAL = frozenset({"_globals", "_failures", "_cells", "_origin", "_live"})
+_INTERNAL = frozenset({"_globals", "_failures", "_cells", "_origin", "_live", "_looked_up"})
 
 
 class Namespace:
@@ -102,14 +102,19 @@ class Namespace:
         object.__setattr__(self, "_cells", dict(cells or {}))
         object.__setattr__(self, "_origin", origin)
         object.__setattr__(self, "_live", live)
+        #: The names a probe looked up: the answer's definitions (the delegation watch
+        #: scans these, not a class merely imported and left unused).
+        object.__setattr__(self, "_looked_up", set())
 
     def __getattr__(self, name: str) -> Any:
         if name in _INTERNAL or (name.startswith("__") and name.endswith("__")):
             raise AttributeError(name)
         try:
-            return self._globals[name]
+            value = self._globals[name]
         except KeyError:
             raise MissingDefinition(name, self._failures, self._live) from None
+        self._looked_up.add(name)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"the notebook's definitions are read-only (cannot set `{name}`)")
