@@ -159,6 +159,14 @@ class _Compiler:
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise self.error(fdef, "jit.script compiles functions and Modules")
         scope = _Scope(fn, self_obj)
+        variadic = fdef.args.vararg or fdef.args.kwarg
+        if variadic is not None:
+            star = "*" if variadic is fdef.args.vararg else "**"
+            raise self.error(
+                fdef,
+                f"{fn.__name__} takes {star}{variadic.arg}: TorchScript compiles functions with "
+                "a fixed list of arguments only (name each one, or pass a tuple)",
+            )
         params = [a.arg for a in fdef.args.args]
         if self_obj is not None:
             scope.vars[params[0]] = Static(self_obj)

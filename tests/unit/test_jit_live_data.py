@@ -195,3 +195,14 @@ def test_a_scripted_function_reads_a_rebound_global_when_called() -> None:
         assert scripted(mt.ones(1)).tolist() == [5.0]
     finally:
         FACTOR = 2.0
+
+
+def _variadic(x, *rest):
+    return x
+
+
+def test_script_names_star_args_instead_of_miscounting_arguments() -> None:
+    import pytest
+
+    with pytest.raises(jit.ScriptError, match=r"_variadic takes \*rest: TorchScript compiles"):
+        jit.script(_variadic)
