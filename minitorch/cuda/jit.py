@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
 import math
 import textwrap
 from types import ModuleType
@@ -334,8 +335,8 @@ def _roles(func: Any) -> tuple[tuple[str, ...], frozenset, frozenset, frozenset]
     can't be read)."""
     params = tuple(inspect.signature(func).parameters)
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
+        tree = ast.parse(source_of(func))
+    except (OSError, TypeError, SyntaxError, IndexError):
         return params, frozenset(), frozenset(), frozenset()
     indexed, written, handed_on, used = set(), set(), set(), set()
     for node in ast.walk(tree):
@@ -352,6 +353,15 @@ def _roles(func: Any) -> tuple[tuple[str, ...], frozenset, frozenset, frozenset]
     names = set(params)
     numbers = (names & used) - indexed - handed_on  # (a parameter never read: no check)
     return params, frozenset(indexed & names), frozenset(written & names), frozenset(numbers)
+
+
+def source_of(func: Any) -> str:
+    """The function's source, from the lines Python keeps of its file (not
+    ``inspect.getsource``, which looks for the function's module among all the loaded ones:
+    running other packages' code while a probe watches the learner's)."""
+    code = func.__code__
+    lines = linecache.getlines(code.co_filename)
+    return textwrap.dedent("".join(inspect.getblock(lines[code.co_firstlineno - 1 :])))
 
 
 def _what(value: Any) -> str:
@@ -396,8 +406,8 @@ def check_language(func: Any) -> None:
     names = inspect.getclosurevars(func)
     scope = {**names.globals, **names.nonlocals}
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
+        tree = ast.parse(source_of(func))
+    except (OSError, TypeError, SyntaxError, IndexError):
         tree = None
     used: list[tuple[str, Any]] = []
     if tree is None:

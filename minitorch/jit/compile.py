@@ -22,7 +22,6 @@ import functools
 import inspect
 import logging
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from ..autograd import is_grad_enabled
@@ -31,22 +30,10 @@ from ..tensor import Tensor
 from .interpreter import run_graph
 from .ir import Graph, Node, Value
 from .passes import optimize
-from .read_guards import read_guards
+from .read_guards import Guard, read_guards
 from .tracer import Break, TracerWarning, attr_table, input_names, record
 
 log = logging.getLogger("minitorch.compile")
-
-
-class Guard:
-    """One assumption of a compiled graph: ``check(args, kwargs)`` returns None when it
-    holds, else a sentence saying how it failed."""
-
-    def __init__(self, description: str, check: Callable[..., str | None]) -> None:
-        self.description = description
-        self.check = check
-
-    def __repr__(self) -> str:
-        return f"Guard({self.description})"
 
 
 def tensor_guards(name: str, index: int, t: Tensor) -> list[Guard]:
@@ -394,7 +381,7 @@ class CompiledFunction:
         guards.append(Guard(f"keywords == {keywords}", same_keywords))
         if self.module is not None:
             guards += module_guards(self.module)
-        guards += read_guards(self.forward, self.module, Guard)
+        guards += read_guards(self.forward, self.module)
         guards += constant_guards(graph)
         return guards
 

@@ -8,7 +8,7 @@ tensors. Calling it runs the graph with the interpreter (``interpreter.run_graph
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..nn import Module, Parameter
@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from .codegen import python_code
 from .interpreter import run_graph
 from .ir import Graph
+from .read_guards import read_guards
 from .serialize import read, save
 
 
@@ -61,28 +62,24 @@ class ScriptModule(Module):
         values.update((k, v) for k, v in self.named_buffers() if v is not None)
         return values
 
-    def _watch_reads(self, source: Any, fn: Any) -> None:
-        """Script again when a global, closure variable or attribute that ``source``'s code
-        read at script time has changed since: the graph holds what it read then, and a
-        stale value must not be used (TorchScript reads such values when it is called)."""
-        from .compile import Guard
-        from .read_guards import read_guards
-
+    def _watch_reads(self, source: Any, fn: Any, again: Callable[[Any], ScriptModule]) -> None:
+        """Script again (``again(source)``) when a global, closure variable or attribute that
+        ``source``'s code read at script time has changed since: the graph holds what it read
+        then, and a stale value must not be used (TorchScript reads such values when it is
+        called)."""
         module = source if isinstance(source, Module) else None
-        object.__setattr__(self, "_reads", (source, read_guards(fn, module, Guard)))
+        object.__setattr__(self, "_reads", (source, read_guards(fn, module), again))
 
     def _fresh(self) -> None:
         reads = self.__dict__.get("_reads")
         if reads is None:
             return  # (loaded from a file: no source to read)
-        source, guards = reads
+        source, guards, again = reads
         for guard in guards:
             if guard.check((), {}) is not None:
-                from .script import script
-
-                again = script(source)
-                object.__setattr__(self, "_graph", again._graph)
-                object.__setattr__(self, "_reads", again.__dict__["_reads"])
+                fresh = again(source)
+                object.__setattr__(self, "_graph", fresh._graph)
+                object.__setattr__(self, "_reads", fresh.__dict__["_reads"])
                 return
 
     def forward(self, *inputs: Any) -> Any:

@@ -19,6 +19,18 @@ from ..tensor import Tensor
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 
 
+class Guard:
+    """One assumption of a compiled graph: ``check(args, kwargs)`` returns None when it
+    holds, else a sentence saying how it failed."""
+
+    def __init__(self, description: str, check: Callable[..., str | None]) -> None:
+        self.description = description
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Guard({self.description})"
+
+
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
     yield code
     for const in code.co_consts:
@@ -41,7 +53,7 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _guard(description: str, read: Callable[[], Any], make: Callable[..., Any]) -> Any:
+def _guard(description: str, read: Callable[[], Any]) -> Guard:
     """A Guard that re-reads the value and compares its fingerprint with the one traced."""
     traced = read()
     print_as = _describe(traced)
@@ -56,11 +68,11 @@ def _guard(description: str, read: Callable[[], Any], make: Callable[..., Any]) 
             return None
         return f"{description} changed: it was {print_as} at trace time, it is now {_describe(now)}"
 
-    return make(f"{description} unchanged", check)
+    return Guard(f"{description} unchanged", check)
 
 
-def read_guards(fn: Any, module: Any, make: Callable[..., Any]) -> list:
-    """Guards (made by ``make(description, check)``) on the globals and closure cells that
+def read_guards(fn: Any, module: Any) -> list[Guard]:
+    """Guards on the globals and closure cells that
     ``fn``'s code reads, and on ``module``'s plain attributes and those of its submodules."""
     guards = []
     func = getattr(fn, "__func__", fn)
@@ -70,12 +82,10 @@ def read_guards(fn: Any, module: Any, make: Callable[..., Any]) -> list:
         module_globals = func.__globals__
         for name in sorted(names):
             if name in module_globals and not isinstance(module_globals[name], types.ModuleType):
-                guards.append(
-                    _guard(f"global {name!r}", lambda g=module_globals, n=name: g[n], make)
-                )
+                guards.append(_guard(f"global {name!r}", lambda g=module_globals, n=name: g[n]))
         for name, cell in zip(code.co_freevars, func.__closure__ or (), strict=True):
             read = lambda c=cell: c.cell_contents  # noqa: E731
-            guards.append(_guard(f"closure variable {name!r}", read, make))
+            guards.append(_guard(f"closure variable {name!r}", read))
     if module is not None:
         for prefix, m in module.named_modules():
             for name, value in vars(m).items():
@@ -85,5 +95,5 @@ def read_guards(fn: Any, module: Any, make: Callable[..., Any]) -> list:
                     continue
                 if isinstance(value, _SCALARS) or isinstance(value, (tuple, Tensor)):
                     where = f"self.{prefix + '.' if prefix else ''}{name}"
-                    guards.append(_guard(where, lambda m=m, n=name: vars(m)[n], make))
+                    guards.append(_guard(where, lambda m=m, n=name: vars(m)[n]))
     return guards

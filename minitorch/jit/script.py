@@ -881,7 +881,7 @@ def script(obj: Any) -> ScriptModule:
 
     lint(g)
     module = ScriptModule(g, compiler.attrs, name=name)
-    module._watch_reads(obj, fn if isinstance(obj, Module) else obj)
+    module._watch_reads(obj, fn if isinstance(obj, Module) else obj, script)
     return module
 
 
