@@ -22,7 +22,7 @@ import pytest
 
 from minitorch import mine
 from minitorch.course import manifest
-from minitorch.course.grading.notebook import AT_WORK, code_cells, load_cells, read_notebook
+from minitorch.course.grading.notebook import code_cells, load_cells, opens_at_work, read_notebook
 from minitorch.mine.pieces import PIECES
 
 mine._load_pieces()  # (the registry fills as the chapters' adapters are imported)
@@ -34,8 +34,7 @@ def at_work_code(chapter_id: str) -> str | None:
     """The code of the solution notebook's closing section (None: it has none)."""
     cells = read_notebook(manifest.chapter(chapter_id).solution)["cells"]
     for i, cell in enumerate(cells):
-        text = "".join(cell["source"])
-        if cell["cell_type"] == "markdown" and text.lstrip("# ").startswith(AT_WORK):
+        if opens_at_work(cell):
             return "\n".join(
                 "".join(c["source"]) for c in cells[i + 1 :] if c["cell_type"] == "code"
             )

@@ -111,6 +111,14 @@ def read_notebook(path: str | Path) -> dict[str, Any]:
 AT_WORK = "Your framework at work"
 
 
+def opens_at_work(cell: Mapping[str, Any]) -> bool:
+    """Whether ``cell`` is the markdown heading that opens the "Your framework at work"
+    section."""
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else source
+    return cell["cell_type"] == "markdown" and source.lstrip("# ").startswith(AT_WORK)
+
+
 def code_cells(path: str | Path) -> list[tuple[int, str]]:
     """The code cells of a notebook as ``(cell number, source)``; cells count from 1. The
     cells from the "Your framework at work" heading on are left out (see ``AT_WORK``).
@@ -120,12 +128,11 @@ def code_cells(path: str | Path) -> list[tuple[int, str]]:
     cells = read_notebook(path)["cells"]
     found = []
     for number, cell in enumerate(cells, start=1):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if cell["cell_type"] == "markdown" and source.lstrip("# ").startswith(AT_WORK):
+        if opens_at_work(cell):
             break
         if cell["cell_type"] == "code":
-            found.append((number, source))
+            source = cell.get("source", "")
+            found.append((number, "".join(source) if isinstance(source, list) else source))
     return found
 
 
