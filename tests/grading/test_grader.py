@@ -199,7 +199,9 @@ def test_extra_tests_join_exercises_and_private_ones_are_added(
     add = report.result("99.1")
     assert [t.name for t in add.tests][-1] == "test_add_floats"
     assert (add.status, add.score) == ("failed", 1.33)
-    assert add.reason == "add(0.5, 0.25) should be 0.75"
+    # the reason students see never quotes a private test
+    assert add.reason == "1 of 1 private test did not pass"
+    assert add.tests[-1].message == "add(0.5, 0.25) should be 0.75" and add.tests[-1].private
     private_result = report.result("99.p")
     assert (private_result.title, private_result.score, private_result.max_score) == (
         "Private: mul is commutative",

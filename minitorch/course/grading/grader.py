@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from minitorch.course import manifest
+from minitorch.course.grading.closure import shipped_code
 from minitorch.course.grading.errors import GradingError, NotebookError
 from minitorch.course.grading.namespace import CellFailure
 from minitorch.course.grading.notebook import CELL_TIMEOUT, code_cells, notebook_chapter
 from minitorch.course.grading.plain import clean_text
-from minitorch.course.grading.probes import Runner, is_probe, probe_module, timed_out_message
+from minitorch.course.grading.probes import Runner, is_probe, timed_out_message
 from minitorch.course.grading.registry import ExerciseTests, Registration, Suite, collect_suite
 from minitorch.course.grading.report import GradeReport
 from minitorch.course.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
@@ -89,20 +90,29 @@ class _Session:
         self.skip_cells: dict[int, str] = {}
         self.cell_failures: list[CellFailure] = []
         self.module_index = {name: i for i, (name, _, _) in enumerate(suite.modules)}
-        self.modules = [
-            [name, base64.b64encode(marshal.dumps(self._probe_code(path, private))).decode()]
-            for name, path, private in suite.modules
-        ]
+        self.helpers: list[list[str]] = []
+        self.modules: list[list[str]] = []
+        for index, (_, path, private) in enumerate(suite.modules):
+            self._ship(index, path, private)
         test_dirs = {str(path.parent) for _, path, _ in suite.modules}
         self.hide = sorted(
             {str(manifest.ROOT / "tests"), str(manifest.ROOT / "solutions"), *test_dirs}
         )
 
-    @staticmethod
-    def _probe_code(path: Path, private: bool) -> Any:
-        source = path.read_text(encoding="utf-8")
-        filename = f"<private tests {path.stem}>" if private else f"<tests {path.name}>"
-        return probe_module(source, filename)
+    def _ship(self, index: int, path: Path, private: bool) -> None:
+        """Add what the worker runs for a test module: its probes' closure, after the
+        helper modules beside it that the probes use. Private modules go under neutral
+        names, so the worker never learns a private test's file name."""
+        filename = f"<private tests {index}>" if private else f"<tests {path.name}>"
+        for name, code, where in shipped_code(path, filename):
+            if private and where.startswith("<test helper"):
+                where = f"<private test helper {len(self.helpers)}>"
+            data = base64.b64encode(marshal.dumps(compile(code, where, "exec"))).decode()
+            if name:
+                if name not in {n for n, _ in self.helpers}:
+                    self.helpers.append([name, data])
+            else:
+                self.modules.append([f"_minitorch_tests_{index}", data])
 
     # -- the run -------------------------------------------------------------------------
 
@@ -155,11 +165,7 @@ class _Session:
         ) -> TestOutcome:
             return self._lost(lost, exercise, test)
 
-        result = run_exercise(exercise, run, self.timeout, on_lost)
-        private = {t.name for t in exercise.tests if t.private}
-        for outcome in result.tests:
-            outcome.private = outcome.name in private
-        return result
+        return run_exercise(exercise, run, self.timeout, on_lost)
 
     def _out_of_time(self, exercise: ExerciseTests) -> ExerciseResult:
         message = f"not graded: the grading time limit ({self.total:g} s) ran out"
@@ -233,6 +239,7 @@ class _Session:
         try:
             sandbox.send(
                 {
+                    "helpers": self.helpers,
                     "modules": self.modules,
                     "cells": self.cells,
                     "skip": {str(k): v for k, v in self.skip_cells.items()},

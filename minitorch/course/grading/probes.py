@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from minitorch.course.grading import delegation, plain
+from minitorch.course.grading.closure import closure, is_probe_def
 from minitorch.course.grading.delegation import Targets
 from minitorch.course.grading.namespace import MissingDefinition
 from minitorch.course.grading.results import ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT
@@ -295,80 +296,16 @@ class LocalRunner(Runner):
 # -- what the sandbox gets of a test module: its probes and what they need ---------------------
 
 
-def _decorator_names(node: ast.AST) -> set[str]:
-    names = set()
-    for dec in getattr(node, "decorator_list", []):
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if isinstance(target, ast.Name):
-            names.add(target.id)
-        elif isinstance(target, ast.Attribute):
-            names.add(target.attr)
-    return names
-
-
-def _bound_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    targets: list[ast.AST] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        targets = [node.target]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _used_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def probe_module(source: str, filename: str) -> CodeType:
-    """The code the sandbox runs for a test module: its imports, its ``@probe`` functions
-    and the definitions they use. The judges (``@exercise`` functions), the docstring and
-    whatever only the judges use stay in the grader."""
-    tree = ast.parse(source, filename)
-    kept: list[ast.stmt] = []
-    candidates: list[tuple[ast.stmt, set[str]]] = []
-    needed: set[str] = set()
-    for node in tree.body:
-        decorators = _decorator_names(node)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            kept.append(node)
-        elif "exercise" in decorators:
-            continue
-        elif "probe" in decorators:
-            kept.append(node)
-            needed |= _used_names(node)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue
-        else:
-            names = _bound_names(node)
-            if names:
-                candidates.append((node, names))
-            else:
-                kept.append(node)
-                needed |= _used_names(node)
-    changed = True
-    while changed:
-        changed = False
-        for node, names in list(candidates):
-            if names & needed:
-                candidates.remove((node, names))
-                kept.append(node)
-                needed |= _used_names(node)
-                changed = True
-    kept.sort(key=lambda n: n.lineno)
-    module = ast.Module(body=kept, type_ignores=[])
-    return compile(module, filename, "exec")
+    """The code the sandbox runs for a test module: its ``@probe`` functions and exactly
+    what they use (see :mod:`minitorch.course.grading.closure`). The judges, whatever only
+    the judges use, the docstring and bare top-level statements stay in the grader."""
+    return compile(closure(source, filename).module, filename, "exec")
 
 
 def probe_names(source: str) -> list[str]:
     """The names of a test module's ``@probe`` functions."""
-    tree = ast.parse(source)
-    return [
-        n.name
-        for n in tree.body
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "probe" in _decorator_names(n)
-    ]
+    return [n.name for n in ast.parse(source).body if is_probe_def(n)]
 
 
 def tensor_data(t: Any) -> dict[str, Any]:

@@ -155,8 +155,10 @@ def _gradescope_test(
     suffix: str = "",
 ) -> dict[str, Any]:
     lines = [] if suffix else [r.status + (f": {r.reason}" if r.reason else "")]
-    for t in tests:
-        lines.append(f"  {t.status}: {t.name}" + (f": {t.message}" if t.message else ""))
+    for number, t in enumerate(tests, 1):
+        # a private test's name is the instructor's: shown only where its results are
+        name = t.name if not t.private or visibility == "visible" else f"private test {number}"
+        lines.append(f"  {t.status}: {name}" + (f": {t.message}" if t.message else ""))
     passed = r.status == PASSED and all(t.status == PASSED for t in tests)
     return {
         "name": f"{r.id} {r.title}{suffix}",

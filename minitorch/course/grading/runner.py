@@ -117,7 +117,8 @@ def run_exercise(
         if outcome.status == TIMED_OUT:
             break
     names = [t.name for t in exercise.tests]
-    return summarize(exercise.id, exercise.title, exercise.points, names, outcomes)
+    private = {t.name for t in exercise.tests if t.private}
+    return summarize(exercise.id, exercise.title, exercise.points, names, outcomes, private)
 
 
 def summarize(
@@ -126,11 +127,14 @@ def summarize(
     points: float,
     test_names: Sequence[str],
     outcomes: Sequence[TestOutcome],
+    private: set[str] | frozenset[str] = frozenset(),
 ) -> ExerciseResult:
     """The exercise's result from its tests' outcomes; missing tests count as not run.
 
     Partial credit: points x (tests passed / tests of the exercise), to 2 decimals.
-    Messages are cleaned and cut, to at most 64 KB for the whole exercise.
+    Messages are cleaned and cut, to at most 64 KB for the whole exercise. The tests
+    named in ``private`` are marked so, and the exercise's reason (which students see)
+    never quotes them: it says how many private tests failed.
     """
     done = {o.name for o in outcomes}
     outcomes = list(outcomes) + [
@@ -143,7 +147,7 @@ def summarize(
     for o in outcomes:
         message = clean_text(o.message, min(MESSAGE_LIMIT, max(budget, 0))) if budget > 0 else ""
         budget -= len(message) + len(o.name)
-        kept.append(TestOutcome(o.name, o.status, message))
+        kept.append(TestOutcome(o.name, o.status, message, o.name in private))
     outcomes = kept
     if not outcomes:
         return ExerciseResult(exercise_id, title, 0.0, points, ERROR, "no tests for this exercise")
@@ -156,5 +160,15 @@ def summarize(
         status, reason = PASSED, ""
     else:
         status = next(s for s in STATUS_PRIORITY if any(o.status == s for o in outcomes))
-        reason = next(o.message for o in outcomes if o.status == status)
+        reason = private_safe_reason(outcomes, status)
     return ExerciseResult(exercise_id, title, score, points, status, reason, outcomes)
+
+
+def private_safe_reason(outcomes: Sequence[TestOutcome], status: str) -> str:
+    """The first public test's message with ``status``; for private tests only a count."""
+    for o in outcomes:
+        if o.status == status and not o.private:
+            return o.message
+    failed = sum(o.status != PASSED for o in outcomes if o.private)
+    total = sum(o.private for o in outcomes)
+    return f"{failed} of {total} private test{'s' if total != 1 else ''} did not pass"

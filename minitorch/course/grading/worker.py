@@ -3,9 +3,10 @@
 It trusts the grader and nothing else; the grader trusts nothing it sends. Over the
 socket it was given (length-prefixed JSON frames):
 
-1. it receives ``{"modules": [[name, code]], "cells": [[number, source]], "skip": {...},
-   "cell_timeout": s, "origin": name}``: the probe modules' code (marshal, base64) and
-   the notebook's code cells, and answers ``{"ready": true}`` once the modules ran;
+1. it receives ``{"helpers": [[name, code]], "modules": [[name, code]], "cells": [[number,
+   source]], "skip": {...}, "cell_timeout": s, "origin": name}``: the code of the helper
+   modules the probes import and of the probe modules (marshal, base64), and the notebook's
+   code cells, and answers ``{"ready": true}`` once the modules ran;
 2. it runs the cells, sending ``{"cell": n}`` before each and ``{"loaded": [failures]}``
    at the end;
 3. it answers each ``{"id", "module", "probe", "args", "timeout"}`` with ``{"id", "ok":
@@ -59,23 +60,30 @@ class Channel:
         return self.loads(self._exactly(size).decode("utf-8"))
 
 
-def _modules(specs: list[list[str]]) -> list[dict[str, Any]]:
-    """Run each probe module's code in a fresh module; its probes by name."""
-    found = []
-    for name, code in specs:
-        module = types.ModuleType(name)
-        module.__file__ = name
-        sys.modules[name] = module
-        exec(marshal.loads(base64.b64decode(code)), module.__dict__)
-        found.append({k: v for k, v in vars(module).items() if is_probe(v)})
-    return found
+def _run_module(name: str, code: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = name
+    sys.modules[name] = module
+    exec(marshal.loads(base64.b64decode(code)), module.__dict__)
+    return module
+
+
+def _modules(helpers: list[list[str]], specs: list[list[str]]) -> list[dict[str, Any]]:
+    """Run the helper modules the probes import, then each probe module's code in a
+    fresh module; each module's probes by name."""
+    for name, code in helpers:
+        _run_module(name, code)
+    return [
+        {k: v for k, v in vars(_run_module(name, code)).items() if is_probe(v)}
+        for name, code in specs
+    ]
 
 
 def serve(fd: int) -> None:
     """Load the notebook and answer probe calls until the grader hangs up."""
     channel = Channel(fd)
     setup = channel.receive()
-    probes = _modules(setup["modules"])
+    probes = _modules(setup.get("helpers", []), setup["modules"])
     channel.send({"ready": True})
     skip = {int(cell): problem for cell, problem in setup.get("skip", {}).items()}
     nb = load_cells(
