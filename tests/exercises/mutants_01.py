@@ -1738,3 +1738,80 @@ for _table, _extra in ((MUTANTS, ROUND_3), (CORRECT, ROUND_3_CORRECT)):
         _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
         assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
         _table[_exercise_id] = {**_table[_exercise_id], **_bodies}
+
+
+# --- Honest answers that fill numpy buffers in their own loops (issue 21) -----------------
+# Calling np.ones or np.zeros is no delegation: these keep full marks.
+HONEST_BUFFERS = {
+    "01.1": {
+        "fills_an_np_ones_buffer_from_the_end": """
+            import numpy as np
+            def contiguous_strides(shape):
+                strides = np.ones(len(shape), dtype=np.int64)
+                for i in range(len(shape) - 2, -1, -1):
+                    strides[i] = strides[i + 1] * max(shape[i + 1], 1)
+                return tuple(int(s) for s in strides)
+        """,
+        "fills_np_zeros_then_python_ints": """
+            import numpy as np
+            def contiguous_strides(shape):
+                out = np.zeros(len(shape), dtype=object)
+                step = 1
+                for i in reversed(range(len(shape))):
+                    out[i] = step
+                    step *= max(shape[i], 1)
+                return tuple(out.tolist())
+        """,
+    },
+    "01.3": {
+        "fills_an_np_zeros_index": """
+            import numpy as np
+            def unravel_index(position, shape):
+                index = np.zeros(len(shape), dtype=object)
+                for d in range(len(shape) - 1, -1, -1):
+                    index[d] = position % shape[d]
+                    position //= shape[d]
+                return tuple(int(i) for i in index)
+        """,
+    },
+    "01.4": {
+        "fills_an_np_ones_shape": """
+            import numpy as np
+            def broadcast_shapes(*shapes):
+                n = max((len(s) for s in shapes), default=0)
+                out = np.ones(n, dtype=object)
+                for s in shapes:
+                    for k, size in enumerate(s[::-1]):
+                        d = n - 1 - k
+                        if out[d] == 1:
+                            out[d] = size
+                        elif size != 1 and size != out[d]:
+                            raise ValueError(f"shapes {shapes} cannot be broadcast together")
+                return tuple(int(v) for v in out)
+        """,
+    },
+    "01.7": {
+        "fills_an_np_zeros_output": """
+            import itertools
+            import numpy as np
+            import minitorch
+            from minitorch.ops.elementwise import Mul as LibraryMul  # noqa: F401 (unused)
+            def sum_dim(t, dim):
+                dim = dim % t.ndim
+                storage, strides = t.untyped_storage().tolist(), t.stride()
+                out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+                out = np.zeros(out_shape, dtype=object)
+                for out_index in itertools.product(*(range(n) for n in out_shape)):
+                    for k in range(t.shape[dim]):
+                        index = out_index[:dim] + (k,) + out_index[dim:]
+                        step = sum(i * s for i, s in zip(index, strides))
+                        out[out_index] += storage[t.storage_offset() + step]
+                return minitorch.tensor(out.tolist(), dtype=t.dtype).view(out_shape)
+        """,
+    },
+}
+
+for _exercise_id, _bodies in HONEST_BUFFERS.items():
+    _clash = CORRECT.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+    assert not _clash, f"{_exercise_id}: names used twice: {_clash}"
+    CORRECT[_exercise_id] = {**CORRECT[_exercise_id], **_bodies}

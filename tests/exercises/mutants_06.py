@@ -2179,3 +2179,29 @@ for _id, _sources in ROUND_3.items():
 for _id, _sources in ROUND_3_CORRECT.items():
     assert not set(_sources) & set(CORRECT.get(_id, {})), f"duplicate alternative in {_id}"
     CORRECT[_id] = {**CORRECT.get(_id, {}), **_sources}
+
+
+# --- Honest answers with an unused import of the package's class (issue 21) ---------------
+UNUSED_IMPORTS = {
+    "06.5": {
+        "imports_bucket_and_never_uses_it": """
+from minitorch.distributed.buckets import Bucket  # noqa: F401 (a scratch import)
+
+
+def assign_buckets(sizes, cap_bytes):
+    buckets, filled = [[]], 0
+    for i in range(len(sizes) - 1, -1, -1):
+        if filled >= cap_bytes:
+            buckets.append([])
+            filled = 0
+        buckets[-1].append(i)
+        filled += sizes[i]
+    return [b for b in buckets if b]
+""",
+    },
+}
+
+for _exercise_id, _bodies in UNUSED_IMPORTS.items():
+    _clash = CORRECT.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+    assert not _clash, f"{_exercise_id}: names used twice: {_clash}"
+    CORRECT[_exercise_id] = {**CORRECT[_exercise_id], **_bodies}

@@ -18,7 +18,9 @@ import numpy as np
 import minitorch
 from minitorch import Tensor, ops, shape
 from minitorch.course.grading import exercise, forbid, forbidding, probe, tensor_data
+from minitorch.course.grading.delegation import message as delegation_message
 from minitorch.course.grading.delegation import refusing_ops
+from minitorch.course.grading.probes import LearnerError
 
 
 def _same(got, expected, call: str) -> None:
@@ -57,20 +59,31 @@ def _torch_strides(shape_):
     return tuple(reversed(strides))
 
 
-# catches: an array or a tensor made only to read its strides or shape back (np.empty_like
-# with shape=, a random or arange tensor, a tensor's .layout)
-_ARRAYS = (
-    np.zeros,
-    np.empty,
-    np.ones,
-    np.full,
-    np.arange,
-    np.broadcast_to,
-    np.zeros_like,
-    np.empty_like,
-    np.ones_like,
-    np.full_like,
-)
+# An array made only to read its strides or shape back (np.zeros(shape).strides) is caught
+# by what it cannot do: the tests' shapes too big to allocate (see _HUGE), whose strides,
+# indices and broadcasts are plain arithmetic. Calling numpy's constructors is no
+# delegation in itself: an honest loop may fill an np.ones or np.zeros buffer.
+#: Shapes of 2**50 elements: no array or tensor of them fits in memory.
+_HUGE = ((2**20, 2**20, 2**10), (2**25, 1, 2**25), (3, 2**48))
+#: What numpy and minitorch say when asked for an array of such a shape.
+_ALLOCATION_FAILED = ("Unable to allocate", "array is too big", "maximum supported dimension")
+
+
+@contextlib.contextmanager
+def _no_array_of_the_shape(what):
+    """The answer may not have made an array or tensor of a _HUGE shape: an honest loop
+    never allocates one, so trying is reading ``what`` off an array (no points)."""
+    try:
+        yield
+    except LearnerError as err:
+        said = f"{err} {err.message}"
+        if err.kind == "MemoryError" or any(words in said for words in _ALLOCATION_FAILED):
+            raise AssertionError(
+                delegation_message(f"an array of the shape to read its {what} off")
+            ) from None
+        raise
+
+
 _TENSORS = (
     minitorch.zeros,
     minitorch.empty,
@@ -106,7 +119,7 @@ _ops_refused = refusing_ops  # (the grading package's: see its docstring)
 
 
 # --- 01.1 contiguous strides --------------------------------------------------------------
-STRIDES = forbid(shape.contiguous_strides, Tensor.stride, *_ARRAYS, *_TENSORS)
+STRIDES = forbid(shape.contiguous_strides, Tensor.stride, *_TENSORS)
 
 
 @probe(forbid=STRIDES)
@@ -131,6 +144,14 @@ def test_strides_of_common_shapes(run):
 @exercise("01.1")
 def test_strides_with_size_zero_dims(run):
     _check_strides(run, [(2, 0, 3), (0,), (4, 0), (0, 4), (0, 0), (1, 0, 1)])
+
+
+# catches: strides read off an array or a tensor of the shape (np.zeros(shape).strides):
+# these shapes are too big to allocate, and their strides are plain arithmetic
+@exercise("01.1")
+def test_strides_of_shapes_too_big_to_allocate(run):
+    with _no_array_of_the_shape("strides"):
+        _check_strides(run, list(_HUGE))
 
 
 # catches: off-by-one products on random shapes; float strides (np.prod of an empty tuple)
@@ -212,7 +233,6 @@ UNRAVEL = forbid(
     np.indices,
     np.meshgrid,
     Tensor.stride,
-    *_ARRAYS,
 )
 
 
@@ -242,6 +262,18 @@ def test_unravel_with_size_one_dims(run):
     _check_unravel(run, [(pos, s) for s in shapes for pos in range(int(np.prod(s)))])
 
 
+# catches: the index found in an array of the shape (np.arange(n).reshape(shape) == pos):
+# no array of these shapes fits in memory
+@exercise("01.3")
+def test_unravel_in_shapes_too_big_to_allocate(run):
+    cases = []
+    for s in _HUGE:
+        total = int(np.prod(s, dtype=object))
+        cases += [(0, s), (total - 1, s), (int(run.rng.integers(0, total)), s)]
+    with _no_array_of_the_shape("index"):
+        _check_unravel(run, cases)
+
+
 # catches: anything that is not row-major order, on every position of random shapes
 @exercise("01.3")
 def test_unravel_matches_numpy_everywhere(run):
@@ -254,7 +286,8 @@ BROADCAST = forbid(
     shape.broadcast_shapes,
     np.broadcast_shapes,
     np.broadcast_arrays,
-    *_ARRAYS,
+    np.broadcast_to,
+    np.broadcast,
     *_TENSORS,
     Tensor.expand,
 )
@@ -301,6 +334,20 @@ def test_broadcast_size_zero_and_no_shapes(run):
         (((),), ()),
     ]
     _check_broadcast(run, cases)
+
+
+# catches: the shape read off a broadcast of arrays (np.zeros(a) + np.zeros(b)): these
+# shapes are too big to allocate
+@exercise("01.4")
+def test_broadcast_shapes_too_big_to_allocate(run):
+    big, other = 2**40, 2**30
+    cases = [
+        (((big, 1), (1, big)), (big, big)),
+        (((other, 1, 3), (big, 1)), (other, big, 3)),
+        (((1,), (big,), (1, 1)), (1, big)),
+    ]
+    with _no_array_of_the_shape("shape"):
+        _check_broadcast(run, cases)
 
 
 # catches: random pairs of shapes where a hand-written rule slips
