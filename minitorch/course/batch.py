@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from minitorch.course import manifest
+from minitorch.course.grading.plain import clean_text
 from minitorch.course.grading.results import format_points as _fmt
 
 #: A row's status: graded, or why not.
@@ -251,6 +252,15 @@ def row(
 
 
 # --- feedback, gradebook and summary --------------------------------------------------------
+def review_line(item: Any) -> str:
+    """One review flag of results.json, as a line."""
+    if not isinstance(item, dict):
+        return clean_text(str(item), 300)
+    about = f"exercise {item.get('exercise')}: " if item.get("exercise") else ""
+    where = f" (cell {item.get('cell')}, line {item.get('line')})" if item.get("cell") else ""
+    return clean_text(f"{about}{item.get('seen', '')}{where}", 300)
+
+
 def feedback(student: str, chapter: manifest.Chapter, results: dict) -> str:
     """A student's feedback in Markdown: the score, a table per exercise, what failed."""
     lines = [
@@ -275,7 +285,7 @@ def feedback(student: str, chapter: manifest.Chapter, results: dict) -> str:
                 lines += [f"## {t['name']}", "", "```", t["output"], "```", ""]
     review = results.get("review") or []
     if review:
-        lines += ["## For review", ""] + [f"- {item}" for item in review] + [""]
+        lines += ["## For review", ""] + [f"- {review_line(item)}" for item in review] + [""]
     if results.get("seed") is not None:
         lines.append(f"Inputs were drawn with seed {results['seed']}.")
     return "\n".join(lines) + "\n"

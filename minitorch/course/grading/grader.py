@@ -33,11 +33,12 @@ from minitorch.course.grading.closure import shipped_code
 from minitorch.course.grading.errors import GradingError, NotebookError
 from minitorch.course.grading.namespace import CellFailure
 from minitorch.course.grading.notebook import CELL_TIMEOUT, code_cells, notebook_chapter
-from minitorch.course.grading.plain import clean_text
+from minitorch.course.grading.plain import one_line
 from minitorch.course.grading.probes import Runner, is_probe, timed_out_message
 from minitorch.course.grading.registry import ExerciseTests, Registration, Suite, collect_suite
 from minitorch.course.grading.report import GradeReport
 from minitorch.course.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
+from minitorch.course.grading.review import MAX_FLAGS, Flag, review_cells
 from minitorch.course.grading.runner import EXERCISE_TIMEOUT, run_exercise, summarize
 from minitorch.course.grading.sandbox import Limits, Sandbox, SandboxLost
 
@@ -83,6 +84,8 @@ class _Session:
         self.limits = limits
         self.only: set[str] | None = None  # grade only these exercises (a regrade)
         self.notices: list[str] = []
+        #: what the grader itself saw the worker do that an instructor should look at
+        self.flags: list[Flag] = []
         self.started = time.monotonic()
         self.total_deadline = self.started + total_timeout if total_timeout else math.inf
         self.sandbox: Sandbox | None = None
@@ -140,7 +143,7 @@ class _Session:
             finally:
                 self._stop()
         return GradeReport(
-            notebook=clean_text(self.notebook.name, 200),
+            notebook=one_line(self.notebook.name, 200),
             chapter=self.chapter.id,
             chapter_title=self.chapter.title,
             results=results,
@@ -148,6 +151,7 @@ class _Session:
             seed=self.seed,
             notices=self.notices,
             execution_time=round(time.monotonic() - self.started, 2),
+            review=[*review_cells(self.cells, self.chapter), *self.flags][:MAX_FLAGS],
         )
 
     def _grade(self, exercise: ExerciseTests) -> ExerciseResult:
@@ -174,9 +178,15 @@ class _Session:
         result.tests = [TestOutcome(t.name, TIMED_OUT, message) for t in exercise.tests]
         return result
 
+    def _forged(self, cell: int | None, exercise: str | None = None) -> None:
+        seen = "the notebook's code wrote a frame to the grader's result channel (forged)"
+        self.flags.append(Flag(exercise, seen, cell or 0, 0))
+
     def _lost(self, lost: SandboxLost, exercise: ExerciseTests, test: Registration) -> TestOutcome:
         where = f"exercise {exercise.id}, test `{test.name}`"
         stderr = self.sandbox.stderr_tail() if self.sandbox else ""
+        if self.sandbox is not None and self.sandbox.forged:
+            self._forged(None, exercise.id)
         self._stop()
         if lost.kind == "timeout":
             if time.monotonic() >= self.total_deadline:
@@ -237,8 +247,10 @@ class _Session:
         current: int | None = None
         phase = "startup"
         try:
+            key = sandbox.authenticate()
             sandbox.send(
                 {
+                    "key": key,
                     "helpers": self.helpers,
                     "modules": self.modules,
                     "cells": self.cells,
@@ -283,6 +295,8 @@ class _Session:
             if time.monotonic() >= self.total_deadline:
                 raise _OutOfTime from None
             cell = current if current is not None else self._first_unskipped()
+            if sandbox.forged:
+                self._forged(cell)
             if lost.kind == "died":
                 problem = f"killed the worker process ({lost.detail})"
             elif lost.kind == "timeout":
@@ -361,8 +375,8 @@ def _failures(data: list[Any]) -> list[CellFailure]:
     for item in data[:MAX_CELL_FAILURES]:
         if not isinstance(item, dict) or type(item.get("cell")) is not int:
             continue
-        problem = clean_text(item.get("problem"), 300) or "failed"
-        error_type = clean_text(item.get("error_type"), 80)
+        problem = one_line(item.get("problem"), 300) or "failed"
+        error_type = one_line(item.get("error_type"), 80)
         failures.append(CellFailure(item["cell"], problem, error_type))
     return failures
 
@@ -460,7 +474,7 @@ def wrong_chapter_notice(named: str, chapter: manifest.Chapter) -> str:
     except KeyError:
         title = ""
     return (
-        f"WRONG CHAPTER: this notebook's metadata says chapter {clean_text(named, 20)}{title}, "
+        f"WRONG CHAPTER: this notebook's metadata says chapter {one_line(named, 20)}{title}, "
         f"but it was graded as chapter {chapter.id} ({chapter.title}); was the right file "
         "uploaded?"
     )

@@ -238,3 +238,9 @@ def clean_text(text: Any, limit: int = 1000) -> str:
     if len(text) > limit:
         text = text[: limit - 3].rstrip() + "..."
     return text
+
+
+def one_line(text: Any, limit: int = 1000) -> str:
+    """:func:`clean_text` on one line: every run of whitespace (newlines, tabs, line and
+    paragraph separators) becomes one space, so a message cannot forge report lines."""
+    return clean_text(" ".join(clean_text(text, limit * 2).split()), limit)

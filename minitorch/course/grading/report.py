@@ -9,6 +9,7 @@ from typing import Any
 
 from minitorch.course.grading.namespace import CellFailure
 from minitorch.course.grading.results import PASSED, ExerciseResult, format_points
+from minitorch.course.grading.review import Flag
 
 WIDTH = 120
 _TITLE_WIDTH = 44
@@ -37,6 +38,8 @@ class GradeReport:
     notices: list[str] = field(default_factory=list)
     #: Seconds the grading run took.
     execution_time: float | None = None
+    #: What an instructor should look at before trusting the score (see grading.review).
+    review: list[Flag] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -96,6 +99,10 @@ class GradeReport:
             cut = 10**6 if width is None else width - 2
             lines += [f"  {_fit(str(f), cut)}" for f in self.cell_failures]
         lines += ["", self.table(width)]
+        if self.review:
+            cut = 10**6 if width is None else width - 2
+            lines += ["", "REVIEW (the score stands; an instructor should look at these):"]
+            lines += [f"  {_fit(str(flag), cut)}" for flag in self.review]
         return "\n".join(lines)
 
     def to_gradescope(self, private_visibility: str = "after_due_date") -> dict[str, Any]:
@@ -118,6 +125,7 @@ class GradeReport:
             "tests": tests,
             "seed": self.seed,
             "chapter": self.chapter,
+            "review": [flag.to_dict() for flag in self.review],
         }
         if self.execution_time is not None:
             results["execution_time"] = self.execution_time

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from minitorch.course.grading.delegation import is_delegation
 from minitorch.course.grading.numpy_messages import rephrase
-from minitorch.course.grading.plain import clean_text
+from minitorch.course.grading.plain import one_line
 from minitorch.course.grading.probes import LOOP_HINT, LearnerError, Runner, timed_out_message
 from minitorch.course.grading.registry import ExerciseTests, Registration
 from minitorch.course.grading.results import (
@@ -145,7 +145,7 @@ def summarize(
     budget = EXERCISE_OUTPUT_LIMIT
     kept = []
     for o in outcomes:
-        message = clean_text(o.message, min(MESSAGE_LIMIT, max(budget, 0))) if budget > 0 else ""
+        message = one_line(o.message, min(MESSAGE_LIMIT, max(budget, 0))) if budget > 0 else ""
         budget -= len(message) + len(o.name)
         kept.append(TestOutcome(o.name, o.status, message, o.name in private))
     outcomes = kept

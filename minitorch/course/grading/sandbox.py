@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import minitorch
-from minitorch.course.grading import confine, keeper, plain
+from minitorch.course.grading import confine, frames, keeper, plain
 from minitorch.course.grading.cgroups import SandboxCgroup
 
 #: The biggest frame the grader accepts from the worker (honest probes send < 1 MB).
@@ -167,6 +167,9 @@ class Sandbox:
         self.sock: socket.socket | None = None
         self.status_read: int | None = None
         self.buffer = bytearray()
+        self.frames: frames.Verifier | None = None
+        #: whether a frame failed its tag (the notebook wrote to the result channel)
+        self.forged = False
         self.status = ""
         name = f"minitorch-sandbox-{os.getpid()}-{number}-{os.urandom(4).hex()}"
         self.cgroup = SandboxCgroup(name, limits.memory, limits.processes)
@@ -233,17 +236,30 @@ class Sandbox:
         finally:
             self.sock.setblocking(False)
 
+    def authenticate(self) -> str:
+        """Require every frame from now on to carry the worker's tag (see
+        :mod:`minitorch.course.grading.frames`); the key to send it, as hex."""
+        self.frames = frames.Verifier()
+        return self.frames.key.hex()
+
     def receive(self, deadline: float) -> Any:
         """The next frame, parsed as JSON; SandboxLost when none comes by ``deadline``.
 
         The deadline holds even while frames keep arriving: it is checked before each
-        frame is parsed, not only while waiting for one.
+        frame is parsed, not only while waiting for one. Once :meth:`authenticate` was
+        called, a frame without the right tag (written by the notebook's code to the
+        channel) is a loss of kind "forged", and :attr:`forged` is set.
         """
         assert self.sock is not None
         while True:
             if time.monotonic() >= deadline:
                 raise SandboxLost("timeout")
             frame = self._frame()
+            if frame is not None and self.frames is not None:
+                frame = self.frames.open(frame)
+                if frame is None:
+                    self.forged = True
+                    raise SandboxLost("forged", "a message the grading worker did not send")
             if frame is not None:
                 try:
                     return plain.loads(frame)

@@ -6,7 +6,9 @@ socket it was given (length-prefixed JSON frames):
 1. it receives ``{"helpers": [[name, code]], "modules": [[name, code]], "cells": [[number,
    source]], "skip": {...}, "cell_timeout": s, "origin": name}``: the code of the helper
    modules the probes import and of the probe modules (marshal, base64), and the notebook's
-   code cells, and answers ``{"ready": true}`` once the modules ran;
+   code cells, and a fresh key with which it tags every frame it sends (see
+   :mod:`minitorch.course.grading.frames`), and answers ``{"ready": true}`` once the modules
+   ran;
 2. it runs the cells, sending ``{"cell": n}`` before each and ``{"loaded": [failures]}``
    at the end;
 3. it answers each ``{"id", "module", "probe", "args", "timeout"}`` with ``{"id", "ok":
@@ -26,6 +28,7 @@ import types
 from typing import Any
 
 from minitorch.course.grading import plain
+from minitorch.course.grading.frames import Signer
 from minitorch.course.grading.notebook import load_cells
 from minitorch.course.grading.probes import call_probe, is_probe
 
@@ -40,9 +43,12 @@ class Channel:
         self.sock.setblocking(True)
         self.dumps = json.dumps  # bound now: a notebook that patches json cannot break us
         self.loads = json.loads
+        self.signer: Signer | None = None
 
     def send(self, message: Any) -> None:
         data = self.dumps(message, allow_nan=False).encode("utf-8")
+        if self.signer is not None:
+            data = self.signer.seal(data)
         self.sock.sendall(_HEADER.pack(len(data)) + data)
 
     def _exactly(self, size: int) -> bytes:
@@ -83,6 +89,10 @@ def serve(fd: int) -> None:
     """Load the notebook and answer probe calls until the grader hangs up."""
     channel = Channel(fd)
     setup = channel.receive()
+    key = setup.pop("key", None)
+    if isinstance(key, str):
+        channel.signer = Signer(bytes.fromhex(key))
+    del key
     probes = _modules(setup.get("helpers", []), setup["modules"])
     channel.send({"ready": True})
     skip = {int(cell): problem for cell, problem in setup.get("skip", {}).items()}
