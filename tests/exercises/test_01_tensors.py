@@ -20,6 +20,7 @@ from minitorch import Tensor, ops, shape
 from minitorch.course.grading import exercise, forbid, forbidding, probe, tensor_data
 from minitorch.course.grading.delegation import message as delegation_message
 from minitorch.course.grading.delegation import refusing_ops
+from minitorch.course.grading.judging import checked_array
 from minitorch.course.grading.probes import LearnerError
 
 
@@ -702,7 +703,8 @@ def _check_sums(run, values, view, dims=None):
             f"{what} has dtype {got['dtype']}; a sum keeps the input's dtype, {t.dtype} "
             "(minitorch.tensor(values, dtype=t.dtype))"
         )
-        assert np.allclose(got["values"], expected, atol=1e-4), (
+        values = checked_array(got["values"], expected, f"the values of {what}")
+        assert np.allclose(values, expected, atol=1e-4), (
             f"{what} gives {np.round(got['values'], 3).tolist()}, expected "
             f"{expected.round(3).tolist()}"
         )

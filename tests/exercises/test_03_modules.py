@@ -19,6 +19,7 @@ import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.course.grading import exercise, forbid, forbidding, probe
 from minitorch.course.grading.delegation import refusing_ops
+from minitorch.course.grading.judging import checked_array
 from minitorch.data import Dataset, load_digits
 
 
@@ -328,11 +329,8 @@ def test_forward_matches_f_linear(run):
         x = minitorch.tensor(got["x"])
         b = None if got["bias"] is None else minitorch.tensor(got["bias"])
         expected = _values(F.linear(x, minitorch.tensor(got["weight"]), b))
-        assert got["out"].shape == expected.shape, (
-            f"Linear(6, 4, bias={bias}) on input {shape} gave shape {got['out'].shape}, "
-            f"expected {expected.shape}"
-        )
-        assert np.allclose(got["out"], expected, atol=1e-5), (
+        out = checked_array(got["out"], expected, f"Linear(6, 4, bias={bias}) on input {shape}")
+        assert np.allclose(out, expected, atol=1e-5), (
             f"Linear(6, 4, bias={bias}) on input {shape} differs from x @ W.T + b"
         )
 
@@ -547,7 +545,8 @@ def test_gradient_through_the_engine_matches(run):
         ref = minitorch.tensor(data).requires_grad_()
         F.cross_entropy(ref, minitorch.tensor(target)).backward()
         expected = _values(ref.grad)
-        assert np.shape(got) == expected.shape and np.isfinite(got).all(), (
+        got = checked_array(got, expected, f"the gradient of cross_entropy (scale {scale:g})")
+        assert np.isfinite(got).all(), (
             f"the gradient of cross_entropy for logits of scale {scale:g} is not finite or has "
             "the wrong shape"
         )
@@ -1323,7 +1322,8 @@ def test_returns_one_mean_loss_per_epoch(run):
     batches, model = _regression(seed, last=last), _mlp(seed)
     with minitorch.no_grad():
         expected = [F.mse_loss(model(x), y).item() for x, y in batches]
-    assert np.allclose(got["losses"], [sum(expected) / len(expected)], rtol=1e-5), (
+    losses = checked_array(got["losses"], [0.0], "the epoch losses train returned")
+    assert np.allclose(losses, [sum(expected) / len(expected)], rtol=1e-5), (
         f"with batches of sizes {[len(x) for x, _ in batches]} and lr=0, train returned "
         f"{got['losses']!r}, expected [{sum(expected) / len(expected):.6f}]: the plain mean of "
         "the batch losses, each batch counting once"
@@ -1347,6 +1347,7 @@ def test_matches_a_correct_loop(run):
             total += loss.item()
         expected.append(total / len(batches))
     for (name, q), p in zip(ref.named_parameters(), got["params"], strict=True):
+        p = checked_array(p, _values(q), f"{name} after 2 epochs")
         assert np.allclose(p, _values(q), rtol=1e-5, atol=1e-6), (
             f"after 2 epochs {name} differs from a correct loop's; for each batch: "
             "zero_grad, forward, loss, backward, step"
@@ -1357,7 +1358,7 @@ def test_matches_a_correct_loop(run):
     assert (
         isinstance(losses, (list, tuple))
         and len(losses) == len(expected)
-        and np.allclose(losses, expected, rtol=1e-5)
+        and np.allclose(checked_array(losses, expected, "the epoch losses"), expected, rtol=1e-5)
     ), (
         f"train returned the epoch losses {losses!r}, expected "
         f"{np.round(expected, 5).tolist()} (the mean of each epoch's batch losses)"

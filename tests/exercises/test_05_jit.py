@@ -18,6 +18,7 @@ import minitorch as mt
 from minitorch import jit, nn
 from minitorch.course.grading import Delegated, Forbidden, exercise, forbid, forbidding, probe
 from minitorch.course.grading.delegation import message
+from minitorch.course.grading.judging import assert_close, checked_array
 from minitorch.function import Function, register_apply_hook
 from minitorch.jit import fusion, interpreter, passes
 from minitorch.jit.compile import (
@@ -515,13 +516,13 @@ def _interpret_case(run, name, shapes):
         f"run_nodes on {name} returned {len(got['outputs'])} outputs, expected {len(outs)}"
     )
     for i, (g, e) in enumerate(zip(got["outputs"], outs, strict=True)):
-        assert np.allclose(g, e, rtol=1e-5, atol=1e-6), f"{name}: output {i} is {g}, expected {e}"
+        assert_close(g, e, f"{name}: output {i}", rtol=1e-5, atol=1e-6)
     for i, (g, e) in enumerate(zip(got["grads"], grads, strict=True)):
         assert g is not None, f"{name}: no gradient reached input {i}: run every node with apply"
-        assert np.allclose(g, e, rtol=1e-4, atol=1e-6), f"{name}: gradient of input {i} differs"
+        assert_close(g, e, f"{name}: the gradient of input {i}", rtol=1e-4, atol=1e-6)
     # catches: get_attr values detached or copied (the module's parameters get no gradient)
     for i, (g, e) in enumerate(zip(got["param_grads"], param_grads, strict=True)):
-        assert g is not None and np.allclose(g, e, rtol=1e-4, atol=1e-6), (
+        assert g is not None and np.allclose(checked_array(g, e, name), e, rtol=1e-4, atol=1e-6), (
             f"{name}: the gradient of the module's parameter {i} is {g}, expected {e}: a "
             "get_attr node holds the attribute itself, so that training reaches it"
         )
@@ -596,7 +597,7 @@ def _pass_case(run, pass_name, name, shapes):
     ref = jit.run_graph(graph, [mt.tensor(a) for a in arrays], attrs)
     ref = list(ref) if isinstance(ref, tuple) else [ref]
     for g, e in zip(got["values"], ref, strict=True):
-        assert np.allclose(g, e.detach().numpy(), rtol=1e-5), f"{name}: the result changed"
+        assert_close(g, e.detach().numpy(), f"{name}: the result", rtol=1e-5)
 
 
 # catches: a single forward walk (a dead chain survives), removing in-place writes,

@@ -23,6 +23,7 @@ import minitorch.nn.functional as F
 from minitorch import nn, optim
 from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.course.grading.delegation import Delegated, message
+from minitorch.course.grading.judging import checked_array
 from minitorch.distributed import buckets, group, ring, sampler
 from minitorch.distributed.backends.local import LocalBackend
 from minitorch.distributed.ddp import DistributedDataParallel as DDP
@@ -639,6 +640,7 @@ def _check_average(run, n):
             total = sum(g[k] for g in per_rank)
             mean = total / n
             assert got[r][k] is not None, f"rank {r}: {name}.grad is None after averaging"
+            checked_array(got[r][k], mean, f"rank {r}'s {name}.grad")
             if np.allclose(got[r][k], total, rtol=1e-5, atol=1e-6):
                 raise AssertionError(
                     f"{n} ranks: rank {r}'s {name}.grad is the sum over the ranks, not the "
@@ -701,7 +703,8 @@ def test_average_with_a_zero_gradient_on_one_rank(run):
     for r in range(n):
         for k in range(3):
             mean = sum(g[k] for g in grads) / n
-            if not np.allclose(results[r][k], mean, rtol=1e-5, atol=1e-6):
+            got = checked_array(results[r][k], mean, f"rank {r}'s gradient {k}")
+            if not np.allclose(got, mean, rtol=1e-5, atol=1e-6):
                 raise AssertionError(f"{n} ranks: rank {r}'s gradient {k} is not the average")
 
 
@@ -782,6 +785,7 @@ def test_accumulation_equals_the_full_batch_step(run):
         f"returned loss {loss:.6f}, the full batch's is {want_loss:.6f}"
     )
     for got, expected in zip(params, want, strict=True):
+        got = checked_array(got, expected, "a parameter after the step")
         if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
             raise AssertionError(
                 "the parameters after the step differ from one step on the full batch "
@@ -817,7 +821,12 @@ def test_a_backward_per_micro_batch_and_the_gradients_kept(run):
     )
     _, _, want = _full_batch_step(seed, k)
     for got, expected in zip(grads, want, strict=True):
-        if got is None or not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        if got is None or not np.allclose(
+            checked_array(got, expected, "a .grad after accumulate_and_step"),
+            expected,
+            rtol=1e-5,
+            atol=1e-6,
+        ):
             raise AssertionError(
                 "after accumulate_and_step the .grad are not the full batch's gradients "
                 "(zero_grad comes first, before the micro-batches)"

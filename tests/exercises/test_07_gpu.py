@@ -195,19 +195,26 @@ def test_strided_mul_with_broadcasting(run):
     _strided_case(run, shape, tuple(int(p) for p in run.rng.permutation(dims)), {0})
 
 
+# The sizes the grader launches with. It sets them in the notebook (where the kernels read
+# them) for the launch: the judges reason about these, never about values read back from
+# the notebook, which an int subclass could make report one size and use another.
+BLOCK, ROW_BLOCK, TILE = 64, 32, 8
+
+
 # --- 07.3 block reduction tree --------------------------------------------------------------
 @probe
-def block_sums(nb, x):
-    block = nb.BLOCK
+def block_sums(nb, x, block):
     blocks = max((x.size + block - 1) // block, 1)
     partial = np.zeros(blocks, dtype=np.float32)
-    stats = _launch(nb.block_sum_kernel, blocks, block, x, partial, x.size)
-    return partial, stats, block
+    with nb._grader_sets(BLOCK=block):
+        stats = _launch(nb.block_sum_kernel, blocks, block, x, partial, x.size)
+    return partial, stats
 
 
 def _block_sum_case(run, n):
     x = run.rng.standard_normal(n).astype(np.float32)
-    partial, stats, block = run(block_sums, x)
+    block = BLOCK
+    partial, stats = run(block_sums, x, block)
     padded = np.zeros(len(partial) * block)
     padded[:n] = x
     _close(partial, padded.reshape(-1, block).sum(axis=1), f"block_sum_kernel with n={n}", 1e-4)
@@ -248,11 +255,12 @@ def test_the_sum_is_a_tree(run):
 
 # --- 07.4 softmax -----------------------------------------------------------------------------
 @probe
-def softmax_rows(nb, x):
+def softmax_rows(nb, x, block):
     rows, ncols = x.shape
     out = np.zeros_like(x)
-    stats = _launch(nb.softmax_kernel, rows, nb.ROW_BLOCK, x.reshape(-1), out.reshape(-1), ncols)
-    return out, stats, nb.ROW_BLOCK
+    with nb._grader_sets(ROW_BLOCK=block):
+        stats = _launch(nb.softmax_kernel, rows, block, x.reshape(-1), out.reshape(-1), ncols)
+    return out, stats
 
 
 def _softmax_reference(x):
@@ -267,7 +275,7 @@ def _softmax_reference(x):
 def test_softmax_rows_of_any_length(run):
     for ncols in (1, 5, 32, 77):
         x = run.rng.standard_normal((3, ncols)).astype(np.float32) * 3
-        out, _, _ = run(softmax_rows, x)
+        out, _ = run(softmax_rows, x, ROW_BLOCK)
         _close(out, _softmax_reference(x), f"softmax_kernel on shape {x.shape}", 1e-4, 1e-6)
 
 
@@ -279,7 +287,7 @@ def test_softmax_of_large_values(run):
     x = (run.rng.standard_normal((3, 40)) * 400).astype(np.float32)
     x[1, 3] = 1000.0
     x[2] = -1000.0 - np.abs(x[2])  # every value of the row far below 0
-    out, _, _ = run(softmax_rows, x)
+    out, _ = run(softmax_rows, x, ROW_BLOCK)
     _close(out, _softmax_reference(x), "softmax_kernel on values from -2000 to 1000", 1e-4, 1e-6)
 
 
@@ -288,7 +296,8 @@ def test_softmax_of_large_values(run):
 @exercise("07.4")
 def test_softmax_threads_share_the_row(run):
     x = run.rng.standard_normal((2, 200)).astype(np.float32)
-    out, stats, block = run(softmax_rows, x)
+    block = ROW_BLOCK
+    out, stats = run(softmax_rows, x, block)
     _close(out, _softmax_reference(x), "softmax_kernel on shape (2, 200)", 1e-4, 1e-6)
     share = math.ceil(200 / block)
     assert stats["max_thread_global_reads"] <= 3 * share + 3, (
@@ -299,21 +308,22 @@ def test_softmax_threads_share_the_row(run):
 
 # --- 07.5 tiled matmul ------------------------------------------------------------------------
 @probe
-def tiled_matmul(nb, a, b):
+def tiled_matmul(nb, a, b, tile):
     m, k = a.shape
     n = b.shape[1]
-    tile = nb.TILE
     out = np.zeros((m, n), dtype=np.float32)
     grid = ((n + tile - 1) // tile, (m + tile - 1) // tile)
     args = (a.reshape(-1), b.reshape(-1), out.reshape(-1), m, n, k)
-    stats = _launch(nb.matmul_tiled_kernel, grid, (tile, tile), *args)
-    return out, stats, tile
+    with nb._grader_sets(TILE=tile):
+        stats = _launch(nb.matmul_tiled_kernel, grid, (tile, tile), *args)
+    return out, stats
 
 
 def _matmul_case(run, m, n, k):
     a = run.rng.standard_normal((m, k)).astype(np.float32)
     b = run.rng.standard_normal((k, n)).astype(np.float32)
-    out, stats, tile = run(tiled_matmul, a, b)
+    tile = TILE
+    out, stats = run(tiled_matmul, a, b, tile)
     _close(out, a.astype(np.float64) @ b, f"matmul_tiled_kernel for ({m}, {k}) @ ({k}, {n})")
     return stats, tile
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -118,6 +119,24 @@ class Namespace:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"the notebook's definitions are read-only (cannot set `{name}`)")
+
+    @contextmanager
+    def _grader_sets(self, **sizes: int) -> Iterator[None]:
+        """Within the block, the notebook's globals hold the sizes the grader chose (a
+        tile, a block of threads), where the learner's kernels read them; the old values
+        come back after. A judge reasons about its own sizes, never ones read back from
+        the notebook (an int subclass there could report one value and use another)."""
+        missing = object()
+        old = {name: self._globals.get(name, missing) for name in sizes}
+        self._globals.update({name: int(value) for name, value in sizes.items()})
+        try:
+            yield
+        finally:
+            for name, value in old.items():
+                if value is missing:
+                    self._globals.pop(name, None)
+                else:
+                    self._globals[name] = value
 
     def __contains__(self, name: object) -> bool:
         return name in self._globals
