@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable
@@ -195,19 +196,57 @@ def read_only(paths: Iterable[str]) -> None:
     """Make ``paths`` read-only in this mount namespace, whatever their modes: nothing
     the learner's code does can change Python, its packages or the course (a
     ``sitecustomize`` or a ``.pth`` file the next grading run would import), even where
-    Landlock is missing and the folders are writable for it."""
+    Landlock is missing and the folders are writable for it.
+
+    Every mount at or below a path is made read-only, not only the top one: a remount
+    changes one mount, and the folders :func:`expose` bound back into a tmpfs (the venv
+    of a course cloned into a folder closed to others) are mounts of their own."""
     chosen: list[str] = []
     for path in sorted({os.path.abspath(p) for p in paths if os.path.isdir(p)}):
         if not any(path == c or path.startswith(c.rstrip(os.sep) + os.sep) for c in chosen):
             chosen.append(path)
     for path in chosen:
         try:
-            flags = os.statvfs(path).f_flag
-            kept = sum(ms for st, ms in _KEPT_FLAGS.items() if flags & st)
             _mount(path, path, None, MS_BIND | MS_REC, None)
-            _mount("none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None)
+        except OSError:
+            continue
+        for point in _mounts_under(path):
+            try:
+                flags = os.statvfs(point).f_flag
+                kept = sum(ms for st, ms in _KEPT_FLAGS.items() if flags & st)
+                _mount("none", point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None)
+            except OSError:
+                pass
+
+
+def _mounts_under(path: str) -> list[str]:
+    """The mount points at or below ``path`` in this mount namespace (``path`` first)."""
+    points = [path]
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return points
+    prefix = path.rstrip(os.sep) + os.sep
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4:
+            # mountinfo writes a space as \040 (octal escapes)
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if point.startswith(prefix) and point not in points:
+                points.append(point)
+    return points
+
+
+def still_writable(paths: Iterable[str]) -> list[str]:
+    """The ``paths`` that are not on a read-only mount (what :func:`read_only` missed)."""
+    found = []
+    for path in paths:
+        try:
+            if os.path.isdir(path) and not os.statvfs(path).f_flag & os.ST_RDONLY:
+                found.append(path)
         except OSError:
             pass
+    return found
 
 
 def private_mounts(

@@ -384,11 +384,11 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     private = config["private"]
     user = config.get("user")
     needed = confine.python_paths(config["package_dir"])
+    fixed = [*needed, str(Path(config["package_dir"]).parent)]
     if namespaces:
         owner = (user[0], user[1]) if user else None
         proc = config.get("pid_namespace", True)
         stash = private + "-expose"
-        fixed = [*needed, str(Path(config["package_dir"]).parent)]
         hide = config.get("hide", [])
         confine.private_mounts(hide, private, owner, needed, stash, proc, fixed)
     elif user and confine.unreachable(needed):
@@ -410,6 +410,15 @@ def _confine_worker(config: dict[str, Any], namespaces: str) -> None:
     import minitorch.course.grading.worker  # noqa: F401
 
     readable = confine.readable_paths(config["package_dir"])
+    walled = 0
     if config.get("landlock", True):
-        confine.landlock(readable, [private, "/dev/null"])
+        walled = confine.landlock(readable, [private, "/dev/null"])
+    if not walled and namespaces:
+        # no Landlock: the read-only mounts are the only wall; never run without it
+        open_paths = confine.still_writable(fixed)
+        if open_paths:
+            raise OSError(
+                f"could not make {open_paths[0]} read-only for the learner's code (no "
+                "Landlock, and the mount was not made read-only): refusing to grade"
+            )
     confine.drop_capabilities()
