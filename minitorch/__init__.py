@@ -136,9 +136,10 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> object:
     """``minitorch.distributed`` on first use, as ``torch.distributed`` is reachable after
-    ``import torch`` (imported lazily: most programs never start a process group); and
-    ``minitorch.mine``, which runs the learner's own pieces (see its docstring)."""
-    if name in ("distributed", "mine"):
+    ``import torch`` (imported lazily: most programs never start a process group);
+    ``minitorch.mine``, which runs the learner's own pieces (see its docstring); and
+    ``minitorch.quantization`` / ``minitorch.ao.quantization`` (``torch.quantization``)."""
+    if name in ("distributed", "mine", "quantization", "ao"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
