@@ -17,6 +17,7 @@ from timing import best_times
 
 import minitorch
 from minitorch import jit
+from minitorch.jit import fusion
 
 try:
     import torch
@@ -39,12 +40,85 @@ def block(lib, width: int):
     return MLPBlock()
 
 
+def chain(lib, x):
+    """Ten cheap elementwise ops: memory-bound."""
+    y = x * 1.5 + 0.5
+    y = lib.tanh(y) * x - 0.25
+    y = y * y + x
+    y = lib.sigmoid(y) * 0.1 + 1.0
+    return lib.maximum(y, x)
+
+
+def gelu_norm(lib, x, w, b):
+    """x*w + b, tanh-GELU, then a LayerNorm-like normalisation over the last dim."""
+    h = x * w + b
+    h = 0.5 * h * (1.0 + lib.tanh(0.7978845608 * (h + 0.044715 * h * h * h)))
+    mean = h.mean(dim=-1, keepdim=True)
+    centred = h - mean
+    var = (centred * centred).mean(dim=-1, keepdim=True)
+    return centred / lib.sqrt(var + 1e-5)
+
+
+def families(repeat: int) -> None:
+    """Eager vs ``minitorch.compile`` on the graph families of issue 20, best of ``repeat``."""
+    rng = np.random.default_rng(0)
+    x_big = minitorch.tensor(rng.standard_normal((2048, 4096)).astype(np.float32))
+    x_mid = minitorch.tensor(rng.standard_normal((256, 4096)).astype(np.float32))
+    w = minitorch.tensor(rng.standard_normal(4096).astype(np.float32))
+    b = minitorch.tensor(rng.standard_normal(4096).astype(np.float32))
+    cases = {
+        "10-op elementwise chain, (2048, 4096)": (
+            lambda x: chain(minitorch, x),
+            (x_big,),
+        ),
+        "x*w+b -> tanh-GELU -> normalise, (256, 4096)": (
+            lambda x, w, b: gelu_norm(minitorch, x, w, b),
+            (x_mid, w, b),
+        ),
+    }
+    print(f"\ngraph families, forward without grad (best of {repeat}):")
+    for name, (fn, inputs) in cases.items():
+        compiled = minitorch.compile(fn)
+        with minitorch.no_grad():
+            diff = float(np.abs(compiled(*inputs).numpy() - fn(*inputs).numpy()).max())
+
+            def run_eager(fn=fn, inputs=inputs):
+                with minitorch.no_grad():
+                    fn(*inputs)
+
+            def run_compiled(compiled=compiled, inputs=inputs):
+                with minitorch.no_grad():
+                    compiled(*inputs)
+
+        def run_whole(run=run_compiled):
+            chunk_bytes = fusion.WHOLE_BYTES
+            fusion.WHOLE_BYTES = float("inf")  # every fused group on whole arrays
+            try:
+                run()
+            finally:
+                fusion.WHOLE_BYTES = chunk_bytes
+
+        best = best_times(
+            {"eager": run_eager, "compiled": run_compiled, "whole": run_whole}, repeat
+        )
+        print(
+            f"  {name:46} eager {best['eager'] * 1e3:7.2f} ms, compiled "
+            f"{best['compiled'] * 1e3:7.2f} ms: {best['eager'] / best['compiled']:.2f}x "
+            f"(whole arrays, no chunks: {best['eager'] / best['whole']:.2f}x; "
+            f"max diff {diff:.1e})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--families-only", action="store_true")
     args = parser.parse_args()
+    families(max(args.repeat // 8, 5))
+    if args.families_only:
+        return
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((args.batch, args.width)).astype(np.float32)
     minitorch.manual_seed(0)
