@@ -26,9 +26,10 @@ $(COURSE): pyproject.toml | $(BIN)/python
 
 # The suite also installs PyTorch (CPU), the reference for the differential tests, and
 # mpi4py + MPICH for chapter 06's MPI backend, and onnx + onnxruntime for chapter 05's
-# ONNX export (their tests skip where they are missing).
+# ONNX export, and cupy + NVRTC + ptxas, which compile chapter 07's kernels for sm_90 with
+# or without a GPU (their tests skip where they are missing).
 $(TESTS): $(COURSE)
-	$(BIN)/python -m pip install --quiet -e ".[course,test,reference,mpi,onnx]"
+	$(BIN)/python -m pip install --quiet -e ".[course,test,reference,mpi,onnx,cuda]"
 	@rm -f $(VENV)/.tests-*
 	@touch $@
 

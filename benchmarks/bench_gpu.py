@@ -9,8 +9,13 @@ On a GPU, one prepared run prints:
   (cuBLAS), as TFLOP/s and as a fraction of cuBLAS (target: best >= 50%);
 - a fused elementwise chain vs the same ops unfused in cupy, and as a fraction of the
   device's copy bandwidth (target >= 70%);
-- softmax along the last dim vs cupy's (``exp(x - max) / sum``).
+- softmax along the last dim vs cupy's (``exp(x - max) / sum``);
+- each float32 kernel's registers, shared memory and occupancy as compiled offline
+  (``minitorch.cuda.compile``: cupyx.jit -> NVRTC -> ptxas, no GPU involved) next to what the
+  driver reports for the kernel cupy loaded (``cuFuncGetAttribute``,
+  ``cuOccupancyMaxActiveBlocksPerMultiprocessor``): the offline figures' check.
 Times are CUDA-event times, best of a few runs after a warm-up (compilation excluded).
+Without a GPU the compile figures are printed alone (with the toolchain installed).
 """
 
 from __future__ import annotations
@@ -101,6 +106,80 @@ def bench_softmax(cp, rows: int, cols: int) -> None:
           f"(ratio cupy/kernel {t_cupy / t_ours:.2f})")  # fmt: skip
 
 
+def compile_figures() -> list:
+    """The offline compile reports of the package's float32 kernels, printed as a table (an
+    empty list, and a note, without the toolchain)."""
+    from minitorch.cuda import compile as cc
+    from minitorch.cuda import toolchain
+    from minitorch.cuda.package_kernels import package_launches
+
+    problem = toolchain.missing()
+    if problem is not None:
+        print(f"\ncompile figures: skipped ({problem})")
+        return []
+    launches = package_launches(("float32",))
+    reports = cc.reports(launches, "sm_90")
+    print("\nfloat32 kernels compiled for sm_90 offline (cupyx.jit -> NVRTC -> ptxas)")
+    print(cc.HEADER)
+    for report in reports:
+        print(cc.table_row(report))
+    return list(zip(launches, reports, strict=True))
+
+
+def _device_args(cp, launch) -> tuple:
+    """Real arguments of a launch's types, safe for one block: zeros (strides 0 read element
+    0), 65536 elements per 1-d array, 256 x 256 per 2-d one, the sizes package_launches uses."""
+    from minitorch.cuda.compile import Array
+
+    args = []
+    for a in launch.args:
+        if isinstance(a, Array):
+            args.append(cp.zeros(65536 if a.ndim == 1 else (256,) * a.ndim, dtype=a.dtype))
+        else:
+            args.append(a)
+    return tuple(args)
+
+
+def compile_figures_vs_driver(cp) -> None:
+    """Each kernel once on the GPU (one block), then the driver's figures for the function
+    cupy loaded against the offline report: registers, static shared memory, blocks per SM."""
+    from cupy.cuda import driver
+
+    from minitorch.cuda import compile as cc
+
+    rows = compile_figures()
+    if not rows:
+        return
+    print("\noffline vs driver (registers, shared bytes, blocks per SM at the kernel's block)")
+    mismatches = 0
+    for launch, report in rows:
+        if not report.ok:
+            continue
+        try:
+            args = _device_args(cp, launch)
+            launch.kernel[(1, 1, 1), launch.block](*args)
+            cp.cuda.Device().synchronize()
+            twin = launch.kernel._gpu
+            types = tuple(cc.cupy_type(a, launch.kernel.mode) for a in args)
+            (function, _), *_ = [v for k, v in twin._cache.items() if k[0] == types]
+            regs = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, function.ptr)
+            shared = driver.funcGetAttribute(
+                driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function.ptr
+            )
+            threads = launch.block[0] * launch.block[1] * launch.block[2]
+            blocks = driver.occupancyMaxActiveBlocksPerMultiprocessor(function.ptr, threads, 0)
+        except Exception as exc:  # report and go on: one kernel must not hide the others
+            print(f"  {launch.name:46} failed on the GPU: {type(exc).__name__}: {exc}")
+            mismatches += 1
+            continue
+        ours = (report.registers, report.shared_bytes, report.occupancy.blocks_per_sm)
+        same = ours == (regs, shared, blocks)
+        mismatches += not same
+        print(f"  {launch.name:46} offline {ours}  driver {(regs, shared, blocks)}"
+              f"{'' if same else '  <- differs'}")  # fmt: skip
+    print(f"  {mismatches} kernel(s) differ")
+
+
 def simulator_correctness() -> None:
     """No GPU: check every kernel in the simulator on small ragged shapes, and count traffic."""
     rng = np.random.default_rng(0)
@@ -141,6 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     if not mt.cuda.is_available():
         simulator_correctness()
+        compile_figures()
         return
     import cupy as cp
 
@@ -151,6 +231,7 @@ def main() -> None:
     bench_fusion(cp, 1 << 24 if args.quick else 1 << 26)
     bench_softmax(cp, 4096, 1024)
     bench_softmax(cp, 1024, 8192)
+    compile_figures_vs_driver(cp)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@
 - ``kernels``: elementwise, reduction, softmax and matmul kernels written in it;
 - ``fusion``: one generated kernel for a chain of elementwise ops;
 - ``autotune``: pick tile sizes per shape once, cache the best (as ``cudnn.benchmark``);
+- ``compile``: compile kernels for a GPU architecture (sm_90) on any machine, GPU or not, and
+  report their registers, shared memory and ``occupancy``
+  (``python -m minitorch.cuda.compile [NOTEBOOK...]``);
 - ``enable()`` / ``disable()``: route the matching ops of a device to these kernels through
   the backend seam (``minitorch.backend.get("cuda").register_kernel``).
 """

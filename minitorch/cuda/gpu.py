@@ -7,16 +7,22 @@ language; before compiling, each is swapped for cupy's own object (and ``math``/
 changes: the GPU compiles the very function the simulator runs.
 
 cupy itself is imported only when a kernel is launched on cupy arrays (so on a machine with a
-GPU); ``minitorch.cuda`` hands ``launch`` to the kernel language when it is imported.
+GPU), or compiled for a chosen architecture (:mod:`minitorch.cuda.compile`, on any machine);
+``minitorch.cuda`` hands ``launch`` to the kernel language when it is imported.
+
+Two of cupy's built-ins are replaced (:mod:`minitorch.cuda.cupy_builtins`): thread
+coordinates are signed ints, as in the simulator, and warp shuffles compile without a GPU.
 """
 
 from __future__ import annotations
 
 import inspect
 import types
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
+from . import cupy_builtins, language_rules
 from . import jit as language
 
 
@@ -27,17 +33,10 @@ def _cupy_names() -> dict[str, Any]:
 
     names = {
         "rawkernel": cj.rawkernel,
-        "threadIdx": cj.threadIdx,
-        "blockIdx": cj.blockIdx,
-        "blockDim": cj.blockDim,
-        "gridDim": cj.gridDim,
-        "grid": cj.grid,
         "warpsize": cj.warpsize,
         "shared_memory": cj.shared_memory,
         "syncthreads": cj.syncthreads,
         "atomic_add": cj.atomic_add,
-        "shfl_down_sync": cj.shfl_down_sync,
-        "shfl_xor_sync": cj.shfl_xor_sync,
         "exp": cupy.exp,
         "log": cupy.log,
         "sqrt": cupy.sqrt,
@@ -46,20 +45,33 @@ def _cupy_names() -> dict[str, Any]:
         "power": cupy.power,
         "erf": special.erf,  # a cupy ufunc, which cupyx.jit calls like cupy.exp
     }
+    names.update(cupy_builtins.names())  # signed thread coordinates, device-free shuffles
     for t in (language.float32, language.float64, language.int32, language.int64):
         names[t.name] = t.dtype.type
     names["uint32"] = language.uint32.dtype.type
     return names
 
 
+def _math_names() -> dict[str, Any]:
+    """``math``'s names a kernel may use (:data:`language_rules.GPU_MATH`), as cupy's."""
+    import cupy
+    from cupyx.scipy import special
+
+    found = {}
+    for name in language_rules.GPU_MATH:
+        value = getattr(language.math, name)
+        if callable(value):
+            value = special.erf if name == "erf" else getattr(cupy, name)
+        found[name] = value
+    return found
+
+
 def _translate(value: Any, names: dict[str, Any], compiled: dict[int, Any]) -> Any:
     """cupy's counterpart of a value a kernel refers to (the value itself if none)."""
-    import cupy
-
     if value is language:
         return SimpleNamespace(**names)
     if value is language.math:
-        return SimpleNamespace(exp=cupy.exp, log=cupy.log, sqrt=cupy.sqrt, tanh=cupy.tanh)
+        return SimpleNamespace(**_math_names())
     if isinstance(value, language.RawKernel):
         return compile_kernel(value, compiled)
     if isinstance(value, language.ScalarType):
@@ -90,7 +102,9 @@ def compile_kernel(kernel: language.RawKernel, compiled: dict[int, Any] | None =
         )
     twin = types.FunctionType(func.__code__, glob, func.__name__, None, closure)
     twin.__qualname__ = func.__qualname__
-    kernel._gpu = cj.rawkernel(mode=kernel.mode, device=kernel.device)(twin)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # "cupyx.jit.rawkernel is experimental"
+        kernel._gpu = cj.rawkernel(mode=kernel.mode, device=kernel.device)(twin)
     return kernel._gpu
 
 

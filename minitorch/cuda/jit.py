@@ -19,11 +19,14 @@ on cupy arrays, the *same function* is compiled by ``cupyx.jit`` for the GPU
 (:mod:`minitorch.cuda.gpu` swaps these names for cupy's before compiling).
 
 What works inside a kernel (on both): integer and float scalars, ``if``/``while``/
-``for ... in range(...)``, element access ``a[i]`` (1-d) or ``a[i, j]`` (n-d), ``a.size``,
-``len(a)``, ``min``/``max`` of scalars, the math functions and casts below, and these
-CUDA built-ins (``shfl_down_sync``/``shfl_xor_sync`` exchange values between the lanes of
-a warp, as ``__shfl_down_sync``/``__shfl_xor_sync``). Not: numpy calls, whole-array
-operations, ``break``/``continue``, default arguments, ``return`` of a value from a kernel.
+``for ... in range(...)`` (with ``break``/``continue``), element access ``a[i]`` (1-d) or
+``a[i, j]`` (n-d), ``a.size``, ``len(a)``, ``min``/``max`` of scalars, the math functions
+and casts below, and these CUDA built-ins (``shfl_down_sync``/``shfl_xor_sync`` exchange
+values between the lanes of a warp, as ``__shfl_down_sync``/``__shfl_xor_sync``). Not:
+numpy calls, whole-array operations, default arguments, ``return`` of a value from a
+kernel, nor anything else ``cupyx.jit`` cannot compile (lists, chained comparisons, a
+variable that changes type, ...: :mod:`minitorch.cuda.language_rules`), which the
+simulator refuses as a GPU would.
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ import functools
 import inspect
 import linecache
 import math
+import sys
 import textwrap
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from . import simulator
+from . import language_rules, simulator
 from .errors import KernelLanguageError
 from .simulator import (
     LaunchStats,
@@ -290,6 +294,7 @@ class RawKernel:
             check_language(self.func)
             self._checked = True
         check_arguments(self.func, self.__name__, args)
+        check_types(self.func, self.__name__, args)
         self.stats = simulator.launch(self.func, grid, block, args, self.__name__)
 
     def __repr__(self) -> str:
@@ -401,8 +406,16 @@ def check_arguments(func: Any, name: str, args: tuple) -> None:
             )
 
 
-def check_language(func: Any) -> None:
-    """Refuse a kernel that calls numpy/cupy/torch/minitorch (a GPU thread cannot run them)."""
+def check_types(func: Any, name: str, args: tuple) -> None:
+    """Refuse a variable whose type changes in ``func`` launched with ``args`` (as cupyx.jit
+    would): :func:`minitorch.cuda.language_rules.check_types`."""
+    language_rules.check_types(func, name, args, sys.modules[__name__])
+
+
+def check_language(func: Any, _seen: set | None = None, device: bool = False) -> None:
+    """Refuse a kernel that calls numpy/cupy/torch/minitorch (a GPU thread cannot run them),
+    or uses what ``cupyx.jit`` cannot compile (:mod:`minitorch.cuda.language_rules`)."""
+    _seen = {func} if _seen is None else _seen
     names = inspect.getclosurevars(func)
     scope = {**names.globals, **names.nonlocals}
     try:
@@ -436,3 +449,9 @@ def check_language(func: Any) -> None:
                 "GPU thread and can only use the kernel language (element reads and writes, "
                 "scalar arithmetic, jit.* built-ins), not a library's ready-made functions"
             )
+    if tree is not None:
+        language_rules.check_constructs(func, tree, scope, sys.modules[__name__], device)
+    for value in scope.values():  # the device functions it calls, checked as they run on a GPU
+        if isinstance(value, RawKernel) and value.device and value.func not in _seen:
+            _seen.add(value.func)
+            check_language(value.func, _seen, device=True)

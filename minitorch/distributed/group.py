@@ -154,7 +154,9 @@ def is_mpi_available() -> bool:
 
 def is_nccl_available() -> bool:
     try:
-        from cupy.cuda import nccl  # noqa: F401
+        from .backends.nccl import load_nccl
+
+        load_nccl()
     except ImportError:
         return False
     return True

@@ -29,15 +29,22 @@ from .. import codegen, jit
 NAIVE_BLOCK = 16
 
 
-@jit.rawkernel()
-def matmul_naive_kernel(a, b, out, m, n, k):
-    row = jit.blockIdx.y * jit.blockDim.y + jit.threadIdx.y
-    col = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
-    if row < m and col < n:
-        acc = 0.0
-        for p in range(k):
-            acc = acc + a[row * k + p] * b[p * n + col]
-        out[row * n + col] = acc
+@cache
+def naive_kernel(dtype: str = "float32") -> jit.RawKernel:
+    """One thread per output element (``dtype``: the accumulator's, as the arrays')."""
+    element = getattr(jit, dtype)
+
+    @jit.rawkernel()
+    def matmul_naive(a, b, out, m, n, k):
+        row = jit.blockIdx.y * jit.blockDim.y + jit.threadIdx.y
+        col = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if row < m and col < n:
+            acc = element(0.0)  # a GPU variable keeps its first type: element's, not float32
+            for p in range(k):
+                acc = acc + a[row * k + p] * b[p * n + col]
+            out[row * n + col] = acc
+
+    return matmul_naive
 
 
 @cache
@@ -53,7 +60,7 @@ def tiled_kernel(tile: int, dtype: str = "float32") -> jit.RawKernel:
         ty = jit.threadIdx.y
         row = jit.blockIdx.y * tile + ty
         col = jit.blockIdx.x * tile + tx
-        acc = 0.0
+        acc = element(0.0)
         for start in range(0, k, tile):
             # each thread loads one element of each tile (0 past the edges)
             if row < m and start + tx < k:
@@ -91,7 +98,7 @@ def register_blocked_source(tile: int, r: int, tile_k: int, dtype: str = "float3
         f"    row0 = blockIdx.y * {tile}",
         f"    col0 = blockIdx.x * {tile}",
     ]
-    lines += [f"    acc_{i}_{j} = 0.0" for i in range(r) for j in range(r)]
+    lines += [f"    acc_{i}_{j} = {dtype}(0.0)" for i in range(r) for j in range(r)]
     lines += [
         f"    for start in range(0, k, {tile_k}):",
         f"        for e in range(tid, {tile * tile_k}, {t * t}):  # cooperative tile loads",
@@ -152,7 +159,7 @@ def matmul_naive(a: Any, b: Any, block: int = NAIVE_BLOCK) -> Any:
     a, b, out, m, n, k = _prepare(a, b)
     if out.size:
         grid = ((n + block - 1) // block, (m + block - 1) // block)
-        kernel = matmul_naive_kernel[grid, (block, block)]
+        kernel = naive_kernel(out.dtype.name)[grid, (block, block)]
         kernel(a.reshape(-1), b.reshape(-1), out.reshape(-1), m, n, k)
     return out
 

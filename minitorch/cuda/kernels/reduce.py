@@ -41,7 +41,7 @@ def block_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
         buf = jit.shared_memory(element, block)
         tid = jit.threadIdx.x
         i = jit.blockIdx.x * (block * 2) + tid
-        v = 0.0
+        v = element(0.0)  # a variable keeps its first type: element's, not float32
         if i < n:
             v = x[i]
         if i + block < n:  # each thread adds two elements on the way in
@@ -73,7 +73,7 @@ def block_sum_warp_kernel(block: int, dtype: str) -> jit.RawKernel:
         buf = jit.shared_memory(element, block)
         tid = jit.threadIdx.x
         i = jit.blockIdx.x * (block * 2) + tid
-        v = 0.0
+        v = element(0.0)
         if i < n:
             v = x[i]
         if i + block < n:
@@ -110,7 +110,7 @@ def row_sum_kernel(block: int, dtype: str) -> jit.RawKernel:
         buf = jit.shared_memory(element, block)
         tid = jit.threadIdx.x
         base = jit.blockIdx.x * ncols
-        acc = 0.0
+        acc = element(0.0)
         for j in range(tid, ncols, block):  # block-strided: neighbours read neighbours
             acc = acc + x[base + j]
         buf[tid] = acc

@@ -45,7 +45,7 @@ def softmax_kernel(block: int, dtype: str) -> jit.RawKernel:
         m = buf[0]
         jit.syncthreads()  # everyone has read buf[0] before it is overwritten below
         # 2. the sum of exp(x - max)
-        total = 0.0
+        total = element(0.0)
         for j in range(tid, ncols, block):
             total = total + jit.exp(x[base + j] - m)
         buf[tid] = total

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,12 @@ def load_nccl() -> tuple:
     """``(cupy, cupy.cuda.nccl)``, or an ImportError that says what is missing."""
     try:
         import cupy
-        from cupy.cuda import nccl
+
+        with warnings.catch_warnings():  # cupy warns, and gives a stub, without libnccl
+            warnings.simplefilter("ignore", UserWarning)
+            from cupy.cuda import nccl
+        if not getattr(nccl, "available", True):
+            raise ImportError("cupy finds no NCCL library (libnccl.so.2)")
     except ImportError as exc:
         raise ImportError(
             "the 'nccl' backend needs cupy with NCCL and a CUDA GPU: pip install -e \".[cuda]\""
