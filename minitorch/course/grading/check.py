@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import html
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from minitorch.course import manifest
 from minitorch.course.grading.errors import GradingError
@@ -32,9 +35,11 @@ _LINE_WIDTH = 100
 
 @dataclass
 class CheckResult:
-    """What ``check`` found; shows as one or two plain lines (deterministic, for nbval)."""
+    """What ``check`` found; shows as one or two plain lines (deterministic, for nbval),
+    and for a kernel exercise one more per kernel: how it compiles for a real GPU."""
 
     result: ExerciseResult
+    compiled: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -56,11 +61,11 @@ class CheckResult:
     def __repr__(self) -> str:
         head, status, reason = self._parts()
         line = f"{head}: {status}"
-        if not reason:
-            return line
-        if len(line) + 2 + len(reason) <= _LINE_WIDTH:
-            return f"{line}: {reason}"
-        return f"{line}:\n    {reason}"
+        if reason and len(line) + 2 + len(reason) <= _LINE_WIDTH:
+            line = f"{line}: {reason}"
+        elif reason:
+            line = f"{line}:\n    {reason}"
+        return "\n".join([line, *(f"    {c}" for c in self.compiled)])
 
     def _repr_html_(self) -> str:
         head, status, reason = self._parts()
@@ -69,6 +74,7 @@ class CheckResult:
         text += f"{html.escape(status)}</span>"
         if reason:
             text += f": {html.escape(reason)}"
+        text += "".join(f"<br>&nbsp;&nbsp;&nbsp;&nbsp;{html.escape(c)}" for c in self.compiled)
         return f'<div style="font-family: monospace">{text}</div>'
 
 
@@ -104,4 +110,65 @@ def check(
         reason = f"could not load the tests (not your fault; tell your instructor): {exc}"
         return CheckResult(ExerciseResult(ex.id, ex.title, 0.0, ex.points, ERROR, reason))
     tests = next(t for t in found if t.id == exercise_id)
-    return CheckResult(run_exercise(tests, LocalRunner(nb), timeout))
+    with kernel_launches(caller) as launched:
+        result = run_exercise(tests, LocalRunner(nb), timeout)
+    compiled = compile_lines(launched) if result.status == PASSED else ()
+    return CheckResult(result, compiled)
+
+
+@contextmanager
+def kernel_launches(namespace: dict) -> Iterator[dict]:
+    """Within the block, the first launch of each kernel the notebook (``namespace``)
+    defines: name -> (kernel, block, argument types), for :func:`compile_lines`."""
+    launched: dict = {}
+    jit = sys.modules.get("minitorch.cuda.jit")
+    if jit is None:  # no kernel exercise imported the kernel language
+        yield launched
+        return
+    original = jit.RawKernel.launch
+
+    def launch(kernel: Any, grid: Any, block: Any, args: tuple) -> None:
+        name = getattr(kernel, "__name__", "")
+        if namespace.get(name) is kernel:  # a kernel the notebook defines (not the package's)
+            if name not in launched:
+                launched[name] = (kernel, block, tuple(_argument_type(a) for a in args))
+        return original(kernel, grid, block, args)
+
+    jit.RawKernel.launch = launch
+    try:
+        yield launched
+    finally:
+        jit.RawKernel.launch = original
+
+
+def _argument_type(value: Any) -> Any:
+    """What compiling needs of a launch argument: an array's dtype and rank, or a number."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        from minitorch.cuda.launches import Array
+
+        return Array(str(value.dtype), value.ndim)
+    return value
+
+
+def compile_lines(launched: dict) -> tuple[str, ...]:
+    """One line per kernel the exercise launched: how it compiles for sm_90 (registers,
+    shared memory, occupancy) or why it does not; nothing where the toolchain is missing."""
+    if not launched:
+        return ()
+    try:
+        from minitorch.cuda import compile as cuda_compile
+        from minitorch.cuda import toolchain
+    except ImportError:
+        return ()
+    if toolchain.missing() is not None:
+        return ()
+    lines = []
+    for name, (kernel, block, args) in launched.items():
+        try:
+            line = cuda_compile.report(kernel, *args, block=block).summary()
+        except Exception as exc:  # the simulator ran it; say what compiling said
+            line = f"could not be compiled for sm_90 ({type(exc).__name__}: {exc})"
+        lines.append(f"`{name}` {line}")
+    return tuple(lines)
