@@ -95,7 +95,7 @@ def check_constructs(
     is the kernel language's module (:mod:`minitorch.cuda.jit`, which calls this); a device
     function (``device``) may return a value."""
     name, first = func.__name__, func.__code__.co_firstlineno
-    fn = tree.body[0]
+    fn = tree.body[0] if tree.body else None  # (no source to read: nothing to check)
     if not isinstance(fn, ast.FunctionDef):
         return
     a = fn.args
@@ -141,7 +141,7 @@ def check_constructs(
         elif isinstance(node, ast.Call):
             _check_call(name, first, node, scope, params | assigned, language)
         elif isinstance(node, ast.Attribute):
-            _check_attribute(name, first, node, scope)
+            _check_attribute(name, first, node, scope, params, language)
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             base = node.value.id
             constant = isinstance(node.slice, ast.Constant)
@@ -301,8 +301,35 @@ def _check_shared_size(name: str, first: int, node: ast.Call, local: set) -> Non
         )
 
 
-def _check_attribute(name: str, first: int, node: ast.Attribute, scope: dict) -> None:
+#: What a kernel may read off an array argument: nothing but its elements, by index, and
+#: what cupyx.jit's CArray has.
+ARRAY_ATTRIBUTES = frozenset({"shape", "size", "ndim"})
+
+
+def _check_attribute(
+    name: str, first: int, node: ast.Attribute, scope: dict, params: set, language: ModuleType
+) -> None:
+    if isinstance(node.value, ast.Name) and node.value.id in params:
+        if node.attr not in ARRAY_ATTRIBUTES:
+            _refuse(
+                name,
+                first,
+                node,
+                f"`{node.value.id}.{node.attr}`",
+                "a kernel touches device memory only through its arguments' elements "
+                f"({node.value.id}[i]); an array argument has no `.{node.attr}` on a GPU",
+            )
+        return
     base = _resolve(node.value, scope)
+    if base is language and node.attr not in getattr(language, "__all__", ()):
+        _refuse(
+            name,
+            first,
+            node,
+            f"`{ast.unparse(node)}`",
+            "a kernel may use only the kernel language (jit.threadIdx, jit.syncthreads, "
+            "jit.shared_memory, ...), not the simulator's or minitorch's internals",
+        )
     if base is math and node.attr not in GPU_MATH:
         _refuse(
             name,
@@ -314,6 +341,17 @@ def _check_attribute(name: str, first: int, node: ast.Attribute, scope: dict) ->
 
 
 def _check_value(name: str, first: int, node: ast.Name, value: Any, jit: ModuleType) -> None:
+    if isinstance(value, ModuleType) and value is not jit and value is not math:
+        if value.__name__.startswith("minitorch.cuda"):  # (other libraries: _forbidden says)
+            _refuse(
+                name,
+                first,
+                node,
+                f"`{node.id}`, the module {value.__name__}",
+                "a kernel may use only the kernel language (minitorch.cuda.jit) and math, "
+                "not the simulator's or minitorch's internals",
+            )
+        return
     if value is None or isinstance(value, (bool, int, float, str, ModuleType, type)):
         return
     if isinstance(value, (np.generic, jit.RawKernel, jit.ScalarType)) or callable(value):
@@ -371,7 +409,7 @@ def _check_types(func: Any, name: str, kinds: tuple, jit: ModuleType) -> None:
         tree = ast.parse(jit.source_of(func))
     except (OSError, TypeError, SyntaxError, IndexError):
         return
-    fn = tree.body[0]
+    fn = tree.body[0] if tree.body else None  # (no source to read: nothing to check)
     if not isinstance(fn, ast.FunctionDef):
         return
     closure = inspect.getclosurevars(func)

@@ -194,3 +194,32 @@ def todo(x, out, n):
 """
     with pytest.raises(NotImplementedError, match="write the kernel"):
         codegen.compile_kernel(source, "todo")[1, 1](*args())
+
+
+# --- a kernel reaches device memory only through its arguments (issue 21) -----------------
+REACHING_IN = {
+    "the simulator through jit": "        jit.simulator.state.reads = 0\n",
+    "a backing array": "        out.target[0] = 1.0\n",
+    "the simulator module by another name": "        SIMULATOR.state.launch = None\n",
+}
+
+
+@pytest.mark.parametrize("name", list(REACHING_IN))
+def test_a_kernel_cannot_reach_the_simulators_internals(tmp_path, name):
+    # catches: counters reset from inside a kernel, numpy on the simulator's backing arrays
+    source = (
+        "from minitorch.cuda import jit\n"
+        "SIMULATOR = jit.simulator\n"
+        "@jit.rawkernel()\n"
+        "def reach(x, out, n):\n"
+        "    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x\n"
+        "    if i < n:\n" + REACHING_IN[name] + "        out[i] = x[i]\n"
+    )
+    path = tmp_path / "reach.py"
+    path.write_text(source)
+    namespace: dict = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(KernelLanguageError, match="kernel `reach`, line 7"):
+        namespace["reach"][1, 8](x, out, 8)
+    assert not out.any()
