@@ -26,3 +26,8 @@ __all__ = [
     "saved_tensor_bytes",
     "update_scale",
 ]
+
+# ``minitorch.cuda.amp`` (PyTorch's deprecated ``torch.cuda.amp`` spellings) is reachable as
+# an attribute once loaded, as ``torch.cuda.amp`` is: it builds on this package, so it is
+# imported here, after the names it uses.
+from ..cuda import amp as _cuda_amp  # noqa: E402, F401

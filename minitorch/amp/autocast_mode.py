@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..backend import get as _backend
 from ..checks import as_bool, describe
 from ..dtypes import as_dtype, bfloat16, float16, float32, float64, promote_types
 from ..function import Function, Layer
@@ -107,6 +109,11 @@ def clear_autocast_cache() -> None:
     _state.cache.clear()
 
 
+def cuda_available() -> bool:
+    """Is there a GPU (cupy with a working device)? As ``minitorch.cuda.is_available()``."""
+    return _backend("cuda").is_available()
+
+
 def _check_device_type(device_type: str) -> str:
     if not isinstance(device_type, str) or device_type not in POLICY:
         raise ValueError(
@@ -137,12 +144,19 @@ class autocast:  # noqa: N801 - PyTorch's name
                 f"autocast: dtype must be minitorch.float16 or minitorch.bfloat16, got "
                 f"{self.fast_dtype}"
             )
-        if self.device_type == "cuda" and self.fast_dtype is bfloat16:
+        self.enabled = as_bool(enabled, "autocast", "enabled")
+        self.cache_enabled = as_bool(cache_enabled, "autocast", "cache_enabled")
+        if self.device_type == "cuda" and self.enabled and not cuda_available():
+            warnings.warn(  # as PyTorch: a CUDA region on a machine without one does nothing
+                "CUDA is not available. Disabling autocast.",
+                UserWarning,
+                stacklevel=2 + int(type(self) is not autocast),  # (cuda.amp's: its caller)
+            )
+            self.enabled = False
+        if self.device_type == "cuda" and self.enabled and self.fast_dtype is bfloat16:
             raise ValueError(
                 "autocast: cupy has no bfloat16, so CUDA autocast supports float16 only"
             )
-        self.enabled = as_bool(enabled, "autocast", "enabled")
-        self.cache_enabled = as_bool(cache_enabled, "autocast", "cache_enabled")
         self._saved: list = []
 
     def __enter__(self) -> autocast:

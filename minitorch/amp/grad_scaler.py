@@ -19,6 +19,7 @@ All arithmetic on gradients and on the scale runs through ``Function.apply``
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any
@@ -34,6 +35,7 @@ from ..ops import _foreach_mul_, stack
 from ..ops.foreach import ForeachFunction
 from ..ops.registry import register
 from ..tensor import Tensor
+from .autocast_mode import cuda_available
 
 
 class OptState(Enum):
@@ -112,6 +114,13 @@ class GradScaler:
         _check_factors("GradScaler", init_scale, growth_factor, backoff_factor, growth_interval)
         self._device = _check_device(device)
         self._enabled = as_bool(enabled, "GradScaler", "enabled")
+        if self._enabled and self._device == "cuda" and not cuda_available():
+            warnings.warn(
+                "minitorch.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                UserWarning,
+                stacklevel=2 + int(type(self) is not GradScaler),  # (cuda.amp's: its caller)
+            )
+            self._enabled = False
         self._init_scale = float(init_scale)
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
@@ -126,16 +135,20 @@ class GradScaler:
         """``outputs * scale`` (a tensor, or tensors in lists/tuples)."""
         if not self._enabled:
             return outputs
+        return self._scaled(outputs, outputs)
+
+    def _scaled(self, outputs: Any, given: Any) -> Any:
         if isinstance(outputs, Tensor):
             if self._scale is None:
                 self._lazy_init(outputs.device)
             return outputs * self._scale.to(device=outputs.device)
-        if isinstance(outputs, Iterable) and not isinstance(outputs, (str, dict)):
-            scaled = [self.scale(o) for o in outputs]
+        if isinstance(outputs, Iterable) and not isinstance(outputs, (str, dict, np.ndarray)):
+            scaled = [self._scaled(o, given) for o in outputs]
             return type(outputs)(scaled) if isinstance(outputs, (list, tuple)) else scaled
+        where = "" if outputs is given else f" (it holds {describe(outputs)})"
         raise ValueError(
             f"GradScaler.scale: outputs must be a Tensor or an iterable of Tensors, but got "
-            f"{describe(outputs)}"
+            f"{describe(given)}{where}"
         )
 
     def _lazy_init(self, device: Any) -> None:

@@ -33,6 +33,20 @@ class MemoryReport:
 def saved_tensor_bytes(output: Tensor, exclude: Iterable[Tensor] = ()) -> int:
     """Bytes of everything the graph behind ``output`` saved for backward, each storage
     counted once; tensors in ``exclude`` (the parameters) are not counted."""
+    if not isinstance(output, Tensor):
+        raise TypeError(
+            f"saved_tensor_bytes: output must be the Tensor of a forward pass, but got "
+            f"{describe(output)}"
+        )
+    if isinstance(exclude, Tensor) or not hasattr(exclude, "__iter__"):
+        raise TypeError(
+            f"saved_tensor_bytes: exclude must be an iterable of tensors, but got "
+            f"{describe(exclude)}"
+        )
+    exclude = list(exclude)
+    for i, t in enumerate(exclude):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"saved_tensor_bytes: exclude[{i}] is {describe(t)}, not a Tensor")
     skip = {id(t._storage) for t in exclude}
     seen: set[int] = set()
     total = 0

@@ -270,7 +270,10 @@ class RawKernel:
 
     def __getitem__(self, grid_and_block: Any) -> Any:
         if not isinstance(grid_and_block, tuple) or len(grid_and_block) != 2:
-            raise TypeError("launch a kernel as kernel[grid, block](*args)")
+            raise TypeError(
+                f"kernel {self.__name__}: launch it as {self.__name__}[grid, block](*args), "
+                f"not {self.__name__}[{grid_and_block!r:.40}]"
+            )
         grid, block = grid_and_block
         return lambda *args: self.launch(grid, block, args)
 
@@ -385,6 +388,11 @@ def check_arguments(func: Any, name: str, args: tuple) -> None:
             f"launch gave {len(args)}"
         )
     for param, value in zip(params, args, strict=True):
+        if type(value).__module__.startswith("minitorch") and hasattr(value, "numpy"):
+            raise TypeError(
+                f"kernel {name}: parameter {param!r} got a minitorch {type(value).__name__}; "
+                f"a kernel takes arrays: pass {param}.numpy() (or a cupy array on a GPU)"
+            )
         is_array = hasattr(value, "shape") and getattr(value, "ndim", 0) > 0
         if param in indexed and not is_array:
             raise TypeError(

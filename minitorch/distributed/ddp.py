@@ -24,13 +24,38 @@ from typing import Any
 
 from ..autograd import is_grad_enabled, queue_callback
 from ..autograd.grad_mode import no_grad
-from ..checks import as_number
+from ..checks import as_bool, as_number
 from ..creation import tensor
 from ..nn.module import Module
 from .buckets import Bucket, assign_buckets
 from .group import ProcessGroup, _group, all_reduce, broadcast
 
 _MB = 1024 * 1024
+
+
+def _check_devices(module: Module, device_ids: Any, output_device: Any) -> None:
+    """``device_ids``: None, or one device for a module on one GPU (PyTorch's rule)."""
+    if device_ids is None and output_device is None:
+        return
+    if device_ids is not None and (
+        isinstance(device_ids, (str, int)) or not isinstance(device_ids, (list, tuple))
+    ):
+        raise TypeError(
+            f"DistributedDataParallel: device_ids must be None or a list of one device, but got "
+            f"{type(device_ids).__name__} {device_ids!r}"
+        )
+    if device_ids is not None and len(device_ids) != 1:
+        raise ValueError(
+            f"DistributedDataParallel: device_ids can only be None or contain a single "
+            f"element, but got {list(device_ids)}"
+        )
+    devices = sorted({str(p.device) for p in module.parameters()})
+    if devices == ["cpu"]:
+        raise ValueError(
+            "DistributedDataParallel: device_ids and output_device arguments only work with "
+            f"single-device GPU modules, but got device_ids {device_ids}, output_device "
+            f"{output_device}, and module parameters on {devices}; leave them None on CPU"
+        )
 
 
 class DistributedDataParallel(Module):
@@ -60,11 +85,23 @@ class DistributedDataParallel(Module):
                 f"DistributedDataParallel: module must be a Module, got {type(module).__name__}"
             )
         as_number(bucket_cap_mb, "DistributedDataParallel", "bucket_cap_mb")  # "25" is no number
+        for flag, value in (
+            ("broadcast_buffers", broadcast_buffers),
+            ("find_unused_parameters", find_unused_parameters),
+            ("gradient_as_bucket_view", gradient_as_bucket_view),
+        ):
+            as_bool(value, "DistributedDataParallel", flag)
+        _check_devices(module, device_ids, output_device)
         if not bucket_cap_mb > 0:
             raise ValueError(
                 f"DistributedDataParallel: bucket_cap_mb must be positive, got {bucket_cap_mb}"
             )
         self.module = module
+        if process_group is not None and not isinstance(process_group, ProcessGroup):
+            raise TypeError(
+                f"DistributedDataParallel: process_group must be a ProcessGroup (or None: the "
+                f"default group), but got {type(process_group).__name__} {process_group!r:.40}"
+            )
         group = _group("DistributedDataParallel", process_group)
         object.__setattr__(self, "process_group", group)
         self.world_size = group.world_size

@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..checks import as_bool
 from ..tensor import Tensor
 from .backends import Backend, make_backend
 from .errors import DistBackendError, DistError, DistTimeoutError, PeerGone, PeerTimeout
@@ -175,6 +176,11 @@ def get_backend(group: ProcessGroup | None = None) -> str:
 
 
 def _group(name: str, group: ProcessGroup | None) -> ProcessGroup:
+    if group is not None and not isinstance(group, ProcessGroup):
+        raise TypeError(
+            f"{name}: group must be a ProcessGroup (or None: the default group), but got "
+            f"{type(group).__name__} {group!r:.40}"
+        )
     g = group if group is not None else _default
     if g is None:
         raise RuntimeError(
@@ -208,13 +214,24 @@ def _rendezvous(init_method: str | None, rank: int, world_size: int) -> tuple:
     if method.startswith("env://"):
         addr = _env("MASTER_ADDR", "127.0.0.1")
         port = _env_int("MASTER_PORT")
+        if not 1 <= port <= 65535:
+            raise ValueError(
+                f"init_process_group: environment variable MASTER_PORT must be a port number "
+                f"from 1 to 65535, but it is {port}"
+            )
         rank = rank if rank >= 0 else _env_int("RANK")
         world_size = world_size if world_size > 0 else _env_int("WORLD_SIZE")
     elif method.startswith("tcp://"):
         url = urlparse(method)
-        if url.hostname is None or url.port is None:
+        try:
+            port = url.port
+        except ValueError as err:  # "Port could not be cast to integer value as 'x'"
+            raise ValueError(
+                f"init_process_group: init_method {method!r} has no valid port ({err})"
+            ) from None
+        if url.hostname is None or port is None:
             raise ValueError(f"init_process_group: init_method {method!r} needs tcp://host:port")
-        addr, port = url.hostname, url.port
+        addr = url.hostname
         if rank < 0 or world_size <= 0:
             raise ValueError(
                 f"init_process_group: tcp:// needs a rank >= 0 and a world_size >= 1, but got "
@@ -341,6 +358,7 @@ def all_reduce(
 ) -> Work | None:
     """Reduce ``tensor`` over all ranks, in place: every rank ends with the result."""
     g = _group("all_reduce", group)
+    as_bool(async_op, "all_reduce", "async_op")
     op = as_reduce_op(op, "all_reduce")
     array = _array(tensor, "all_reduce")
 
@@ -361,6 +379,7 @@ def broadcast(
 ) -> Work | None:
     """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
     g = _group("broadcast", group)
+    as_bool(async_op, "broadcast", "async_op")
     _check_rank("broadcast", g, src, "src")
     array = _array(tensor, "broadcast")
 
@@ -387,6 +406,7 @@ def all_gather(
 ) -> Work | None:
     """``tensor_list[r]`` = ``tensor`` of rank r, on every rank."""
     g = _group("all_gather", group)
+    as_bool(async_op, "all_gather", "async_op")
     array = _array(tensor, "all_gather")
     _check_list(tensor_list, tensor, g, "all_gather", "tensor_list")
 
@@ -408,6 +428,7 @@ def all_gather_into_tensor(
 ) -> Work | None:
     """The ranks' ``input_tensor``s concatenated along dim 0 into ``output_tensor``."""
     g = _group("all_gather_into_tensor", group)
+    as_bool(async_op, "all_gather_into_tensor", "async_op")
     array = _array(input_tensor, "all_gather_into_tensor")
     _array(output_tensor, "all_gather_into_tensor", "output_tensor")
     expected = (input_tensor.shape[0] * g.world_size, *input_tensor.shape[1:])
@@ -437,6 +458,7 @@ def reduce_scatter(
 ) -> Work | None:
     """``output`` on rank r = the reduction over ranks of their ``input_list[r]``."""
     g = _group("reduce_scatter", group)
+    as_bool(async_op, "reduce_scatter", "async_op")
     op = as_reduce_op(op, "reduce_scatter")
     _array(output, "reduce_scatter", "output")
     _check_list(input_list, output, g, "reduce_scatter", "input_list")
@@ -496,7 +518,13 @@ def isend(tensor: Tensor, dst: int, group: ProcessGroup | None = None, tag: int 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """Wait until every rank has reached the barrier."""
     g = _group("barrier", group)
-    return _finish(g.submit("barrier", g.backend.barrier, async_op), async_op)
+    as_bool(async_op, "barrier", "async_op")
+
+    def job(deadline: float) -> Any:
+        _agree(g, deadline, "barrier")
+        return g.backend.barrier(deadline)
+
+    return _finish(g.submit("barrier", job, async_op), async_op)
 
 
 def _finish(result: Any, async_op: bool) -> Work | None:

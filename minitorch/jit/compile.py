@@ -4,10 +4,16 @@ The first call for a given kind of input *traces* the function (``tracer.record`
 optimizes the graph (``passes.optimize``) and caches it together with **guards**: every
 assumption the trace baked in -- each tensor argument's shape, dtype, device and
 ``requires_grad``, grad mode, the Python values of non-tensor arguments, the module's
-``training`` flags and parameter shapes, and that no captured tensor was written to
-since. A later call runs the cached graph when all guards hold; when one fails it
-**recompiles** (up to ``cache_size_limit`` entries, then it runs eagerly) and records
-which guard failed, as ``TORCH_LOGS=recompiles`` does.
+``training`` flags and parameter shapes, the globals, closure variables and attributes
+its code reads (and those of the helpers and methods it calls: ``read_guards``), and that
+no captured tensor was written to since. A later call runs the cached graph when all
+guards hold; when one fails it **recompiles** (up to ``cache_size_limit`` entries, then it
+runs eagerly) and records which guard failed, as ``TORCH_LOGS=recompiles`` does.
+
+What a graph can't hold runs **eagerly**, and ``explain()`` says why: code whose Python
+statements change what it reads (``self.count += 1``, ``CACHE.append(x)``: a graph
+replays ops, not statements), state too large to guard on every call, and results that
+are not tensors.
 
 A tensor becoming a Python value (``if x.sum() > 0:``) is a **graph break**: rather than
 bake in the branch it saw, the compiled function runs in pieces -- the graph up to the
@@ -24,14 +30,18 @@ import logging
 import warnings
 from typing import Any
 
+import numpy as np
+
+from .. import random
+from ..amp.autocast_mode import _state as autocast_state
 from ..autograd import is_grad_enabled
-from ..checks import as_bool, as_number
+from ..checks import as_bool, as_number, describe
 from ..tensor import Tensor
 from .interpreter import run_graph
 from .ir import Graph, Node, Value
 from .passes import optimize
-from .read_guards import Guard, read_guards
-from .tracer import Break, TracerWarning, attr_table, input_names, record
+from .read_guards import Guard, Unguardable, fingerprint, read_guards
+from .tracer import Break, NotTensors, TracerWarning, attr_table, input_names, record
 
 log = logging.getLogger("minitorch.compile")
 
@@ -90,15 +100,50 @@ def tensor_guards(name: str, index: int, t: Tensor) -> list[Guard]:
 
 
 def value_guard(name: str, index: int | str, value: Any) -> Guard:
-    """A Python argument (or keyword) the trace used as a constant."""
+    """A Python argument (or keyword) the trace used as a constant: compared by its
+    fingerprint, so a list or dict changed in place since is seen (``read_guards``)."""
+    expected = fingerprint(value, f"argument {name!r}")
+    shown = repr(value)
 
     def check(args, kwargs):
         got = kwargs.get(index) if isinstance(index, str) else args[index]
-        if type(got) is type(value) and got == value:
+        if type(got) is type(value) and fingerprint(got, f"argument {name!r}") == expected:
             return None
-        return f"{name} == {value!r} failed: it is now {got!r}"
+        return f"{name} == {shown} failed: it is now {got!r}"
 
-    return Guard(f"{name} == {value!r}", check)
+    return Guard(f"{name} == {shown}", check)
+
+
+def layout_guard(name: str, index: int, t: Tensor) -> Guard:
+    """A tensor argument's strides (``x.is_contiguous()`` and ``x.stride()`` are Python
+    values a trace bakes in)."""
+    strides = tuple(t.stride())
+
+    def check(args, kwargs):
+        got = tuple(args[index].stride())
+        if got == strides:
+            return None
+        return f"tensor {name!r} stride mismatch. expected {strides}, actual {got}"
+
+    return Guard(f"{name}.stride() == {strides}", check)
+
+
+def autocast_guard() -> Guard:
+    """The autocast regions open when it was traced: a graph traced inside one holds the
+    casts it made."""
+    traced = dict(autocast_state.dtypes)
+
+    def check(args, kwargs):
+        now = dict(autocast_state.dtypes)
+        if now == traced:
+            return None
+        return f"autocast state mismatch. expected {_regions(traced)}, actual {_regions(now)}"
+
+    return Guard(f"autocast == {_regions(traced)}", check)
+
+
+def _regions(dtypes: dict) -> str:
+    return "{" + ", ".join(f"{k}: {v.name}" for k, v in dtypes.items()) + "}"
 
 
 def grad_mode_guard() -> Guard:
@@ -112,7 +157,8 @@ def grad_mode_guard() -> Guard:
 
 
 def module_guards(module: Any) -> list[Guard]:
-    """The module's training flags and its parameters' shapes and requires_grad."""
+    """The module's training flags, its tree of submodules and their forward hooks, and its
+    parameters' shapes and requires_grad."""
     guards = []
     for prefix, m in module.named_modules():
         training = m.training
@@ -124,17 +170,46 @@ def module_guards(module: Any) -> list[Guard]:
             return f"{where}.training == {training} failed: it is now {m.training}"
 
         guards.append(Guard(f"{where}.training == {training}", check_training))
-    for name, p in module.named_parameters():
-        shape, grad = tuple(p.shape), p.requires_grad
+    guards.append(_tree_guard(module))
+    traced = [(n, tuple(p.shape), p.requires_grad) for n, p in module.named_parameters()]
 
-        def check_param(args, kwargs, name=name, shape=shape, grad=grad):
-            now = dict(module.named_parameters()).get(name)
-            if now is None or tuple(now.shape) != shape or now.requires_grad != grad:
-                return f"parameter self.{name} changed (shape {shape}, requires_grad {grad})"
+    def check_params(args, kwargs):
+        now = [(n, tuple(p.shape), p.requires_grad) for n, p in module.named_parameters()]
+        if now == traced:
             return None
+        name, shape, grad = next(
+            (a for a, b in zip(traced, now, strict=False) if a != b), traced[-1]
+        )
+        return f"parameter self.{name} changed (shape {shape}, requires_grad {grad})"
 
-        guards.append(Guard(f"self.{name}.shape == {shape}", check_param))
+    guards.append(Guard("the parameters' names, shapes and requires_grad", check_params))
     return guards
+
+
+def _tree_guard(module: Any) -> Guard:
+    """Which submodules the module holds (``model.act = nn.Tanh()`` after compiling) and
+    their forward hooks (registered or removed since)."""
+
+    def tree() -> tuple:
+        return tuple(
+            (prefix, id(m), tuple(m._forward_pre_hooks), tuple(m._forward_hooks))
+            for prefix, m in module.named_modules()
+        )
+
+    traced = tree()
+
+    def check(args, kwargs):
+        now = tree()
+        if now == traced:
+            return None
+        for before, after in zip(traced, now, strict=False):
+            if before[:2] != after[:2]:
+                return f"submodule self.{after[0] or before[0]} was replaced, added or removed"
+            if before != after:
+                return f"the forward hooks of self.{after[0]}".rstrip(".") + " changed"
+        return "a submodule was added or removed"
+
+    return Guard("the submodule tree and its forward hooks", check)
 
 
 def constant_guards(graph: Graph) -> list[Guard]:
@@ -218,6 +293,9 @@ def _piece(nodes: list[Node], hand_on: set[str], do_optimize: bool) -> Piece:
 
 
 def _key(result: Any) -> Any:
+    """A break outcome as a dict key: arrays and lists by their contents."""
+    if isinstance(result, np.ndarray):
+        return ("ndarray", str(result.dtype), repr(result.tolist()))
     return repr(result) if isinstance(result, (list, dict)) else (type(result).__name__, result)
 
 
@@ -232,7 +310,7 @@ def _convert(value: Any, kind: str) -> Any:
     if kind == "tolist":
         return value.tolist()
     if kind == "numpy":
-        return repr(value.detach().numpy().tolist())
+        return value.detach().numpy()
     return value.item()
 
 
@@ -263,7 +341,14 @@ class _Entry:
 class CompiledFunction:
     """What ``minitorch.compile`` returns: call it like the original."""
 
-    def __init__(self, fn: Any, cache_size_limit: int, fullgraph: bool, do_optimize: bool):
+    def __init__(
+        self,
+        fn: Any,
+        cache_size_limit: int,
+        fullgraph: bool,
+        do_optimize: bool,
+        settings: dict | None = None,
+    ):
         from ..nn import Module
 
         self.fn = fn
@@ -272,10 +357,12 @@ class CompiledFunction:
         self.cache_size_limit = cache_size_limit
         self.fullgraph = fullgraph
         self.do_optimize = do_optimize
+        self.settings = dict(settings or {})  # backend, mode, dynamic (as given)
         self.entries: list[_Entry] = []
         self.recompile_reasons: list[str] = []
         self.graph_breaks: list[str] = []  # "file:line (kind)" of each break seen
         self.frame_count = 0  # how many times it traced
+        self.eager_reason: str | None = None  # set: runs eagerly from now on, and why
         functools.update_wrapper(self, self.forward, updated=())
 
     def __getattr__(self, name: str) -> Any:
@@ -294,6 +381,8 @@ class CompiledFunction:
         return getattr(self.forward, "__qualname__", type(self.fn).__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.eager_reason is not None:
+            return self.fn(*args, **kwargs)
         args, kwargs = self._bind(args, kwargs)
         for entry in self.entries:
             if entry.failed_guard(args, kwargs) is None:
@@ -337,6 +426,13 @@ class CompiledFunction:
         bound.apply_defaults()
         return bound.args, bound.kwargs
 
+    def _input_names(self, count: int) -> list[str]:
+        """The graph's input names for ``count`` arguments (the signature, read once)."""
+        cache = self.__dict__.setdefault("_names", {})
+        if count not in cache:
+            cache[count] = input_names(self.forward, count)
+        return cache[count]
+
     # --- tracing ------------------------------------------------------------------------
     def _trace(self, args: tuple, kwargs: dict) -> tuple[Graph, Any, list[Break]]:
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -352,22 +448,27 @@ class CompiledFunction:
                 full[i] = t
             return self.fn(*full, **kwargs)
 
-        names = input_names(self.forward, len(args))
+        names = self._input_names(len(args))
         attrs = attr_table(self.module)
+        self.frame_count += 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TracerWarning)
             graph, out, breaks = record(
                 program, [args[i] for i in positions], [names[i] for i in positions], attrs
             )
-        self.frame_count += 1
         return graph, out, breaks
 
-    def _guards(self, args: tuple, kwargs: dict, graph: Graph) -> list[Guard]:
-        names = input_names(self.forward, len(args))
-        guards = [grad_mode_guard()]
+    def _guards(
+        self, args: tuple, kwargs: dict, graph: Graph, reads: list[Guard] | None = None
+    ) -> list[Guard]:
+        """Every guard of a new cache entry; ``reads`` (the globals, closure cells and
+        attributes the code reads) were taken before the trace ran."""
+        names = self._input_names(len(args))
+        guards = [grad_mode_guard(), autocast_guard()]
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 guards += tensor_guards(names[i], i, a)
+                guards.append(layout_guard(names[i], i, a))
             else:
                 guards.append(value_guard(names[i], i, a))
         for k, v in kwargs.items():
@@ -381,12 +482,33 @@ class CompiledFunction:
         guards.append(Guard(f"keywords == {keywords}", same_keywords))
         if self.module is not None:
             guards += module_guards(self.module)
-        guards += read_guards(self.forward, self.module)
+        guards += read_guards(self.forward, self.module) if reads is None else reads
         guards += constant_guards(graph)
         return guards
 
     def _compile(self, args: tuple, kwargs: dict) -> Any:
-        graph, out, breaks = self._trace(args, kwargs)
+        try:
+            reads = read_guards(self.forward, self.module)
+        except Unguardable as err:
+            return self._go_eager(str(err), args, kwargs)
+        rng = random.default_generator.rng
+        try:
+            graph, out, breaks = self._trace(args, kwargs)
+        except NotTensors as err:
+            self._note_eager(
+                f"{self.name} returns {err.what}: a compiled graph returns tensors (or a "
+                "tuple or list of them)"
+            )
+            return err.out
+        problem = self._unrecordable(graph, reads, rng, args, kwargs)
+        if problem is None:
+            try:
+                guards = self._guards(args, kwargs, graph, reads)
+            except Unguardable as err:
+                problem = str(err)
+        if problem is not None:
+            self._note_eager(problem)
+            return out  # (the trace ran the function eagerly: this is eager's answer)
         if breaks and self.fullgraph:
             b = breaks[0]
             raise RuntimeError(
@@ -395,8 +517,45 @@ class CompiledFunction:
             )
         self._note_breaks(breaks)
         root = split_at_breaks(graph, breaks, self.do_optimize)
-        self.entries.append(_Entry(self._guards(args, kwargs, graph), root, graph.tuple_output))
+        self.entries.append(_Entry(guards, root, graph.tuple_output))
         return out
+
+    def _unrecordable(
+        self, graph: Graph, reads: list[Guard], rng: Any, args: tuple, kwargs: dict
+    ) -> str | None:
+        """Why the traced run did something its graph can't replay (None if it did not):
+        Python statements that changed what the code reads (a side effect), switching
+        autograd off or on inside, re-seeding the random generator."""
+        changed = [r for r in (g.check(args, kwargs) for g in reads) if r is not None]
+        if changed:
+            return (
+                f"{changed[0]} while {self.name} ran: a compiled graph replays the ops, not "
+                "the Python statements that change state"
+            )
+        if len(graph.grad_modes) > 1:
+            return (
+                f"{self.name} switches autograd off or on inside (no_grad, enable_grad): a "
+                "graph records the ops, not the grad mode they ran in"
+            )
+        if random.default_generator.rng is not rng:
+            return (
+                f"{self.name} re-seeds the random generator (manual_seed): a graph's random "
+                "ops draw on from the generator, they do not re-seed it"
+            )
+        return None
+
+    def _go_eager(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        self._note_eager(reason)
+        return self.fn(*args, **kwargs)
+
+    def _note_eager(self, reason: str) -> None:
+        """From now on every call runs the original function; ``explain()`` says why."""
+        if self.fullgraph:
+            raise RuntimeError(f"minitorch.compile(fullgraph=True): can't compile: {reason}")
+        self.eager_reason = reason
+        message = f"minitorch.compile: {reason}; running {self.name} eagerly"
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        log.info(message)
 
     def _note_breaks(self, breaks: list[Break]) -> None:
         for b in breaks:
@@ -424,14 +583,12 @@ class CompiledFunction:
 
     # --- running ------------------------------------------------------------------------
     def _run(self, entry: _Entry, args: tuple, kwargs: dict) -> Any:
-        tensors = [a for a in args if isinstance(a, Tensor)]
         attrs = self._attrs()
         env: dict[str, Any] = {}
-        names = input_names(self.forward, len(args))
+        names = self._input_names(len(args))
         for name, a in zip(names, args, strict=True):
             if isinstance(a, Tensor):
                 env[name] = a
-        del tensors
         piece = entry.root
         while True:
             outs = run_graph(piece.graph, [env[n] for n in piece.inputs], attrs)
@@ -455,12 +612,17 @@ class CompiledFunction:
 
     # --- reporting ----------------------------------------------------------------------
     def explain(self) -> str:
-        """How many graphs were compiled, where the graph breaks are, why it recompiled."""
+        """How many graphs were compiled, where the graph breaks are, why it recompiled
+        (and, if it runs eagerly, why)."""
         lines = [
             f"compiled {self.name}: {len(self.entries)} cache entr"
             f"{'y' if len(self.entries) == 1 else 'ies'}, traced {self.frame_count} times",
-            f"graph breaks: {len(self.graph_breaks)}",
         ]
+        if self.settings:
+            lines.append("settings: " + ", ".join(f"{k}={v!r}" for k, v in self.settings.items()))
+        if self.eager_reason is not None:
+            lines.append(f"runs eagerly: {self.eager_reason}")
+        lines.append(f"graph breaks: {len(self.graph_breaks)}")
         lines += [f"  - {b}" for b in self.graph_breaks]
         lines += [f"recompiles: {len(self.recompile_reasons)}"]
         lines += [f"  - {r}" for r in self.recompile_reasons]
@@ -480,25 +642,111 @@ class CompiledFunction:
         return out
 
 
+#: ``backend=``: what runs the captured graph. minitorch has one compiler, its passes
+#: (``jit.optimize``: folding, dead code, CSE, fusion); ``"eager"`` and ``"aot_eager"``
+#: run the captured graph as it was recorded, as PyTorch's debugging backends do.
+BACKENDS = {"inductor": True, "eager": False, "aot_eager": False}
+#: ``mode=``: PyTorch's modes. On minitorch they compile the same graph (there are no CUDA
+#: graphs to capture or kernels to autotune), so each is accepted and means the default.
+MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+
+
+def _check_settings(backend: Any, mode: Any, options: Any, dynamic: Any, disable: Any) -> bool:
+    """torch.compile's options, checked at ``compile(...)``; returns whether to optimize."""
+    if backend is None:
+        backend = "inductor"
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        kind = (
+            "a callable (a custom backend gets a torch.fx GraphModule, which minitorch has no"
+            " equivalent of)"
+            if callable(backend)
+            else describe(backend)
+        )
+        raise ValueError(
+            f"minitorch.compile: backend must be one of {', '.join(map(repr, BACKENDS))}, but "
+            f"got {kind}"
+        )
+    if mode is not None and (not isinstance(mode, str) or mode not in MODES):
+        raise RuntimeError(
+            f"minitorch.compile: Unrecognized mode={mode!r}, should be one of: {', '.join(MODES)}"
+        )
+    if options is not None:
+        if mode is not None:
+            raise RuntimeError(
+                "minitorch.compile: Either mode or options can be specified, but both can't be "
+                "specified at the same time."
+            )
+        if not isinstance(options, dict):
+            raise TypeError(
+                f"minitorch.compile: options must be a dict of inductor settings, but got "
+                f"{describe(options)}"
+            )
+        if options:
+            raise RuntimeError(
+                f"minitorch.compile: unexpected optimization option(s) {sorted(options)}: "
+                "options are TorchInductor's settings, and minitorch's compiler has none"
+            )
+    if dynamic is not None:
+        as_bool(dynamic, "minitorch.compile", "dynamic")
+    as_bool(disable, "minitorch.compile", "disable")
+    return BACKENDS[backend]
+
+
 def compile(  # noqa: A001 - PyTorch's name
-    fn: Any = None,
+    model: Any = None,
     *,
     fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: Any = "inductor",
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+    recompile_limit: int | None = None,
     cache_size_limit: int = 8,
     optimize: bool = True,
 ) -> Any:
     """Compile a function or Module: trace, optimize and cache a graph per input signature,
     guarded; graph breaks at data-dependent control flow. Usable as ``@minitorch.compile``
-    or ``@minitorch.compile(fullgraph=True)``."""
-    as_number(cache_size_limit, "minitorch.compile", "cache_size_limit", low=1, integer=True)
+    or ``@minitorch.compile(fullgraph=True)``.
+
+    PyTorch's options: ``backend`` (``"inductor"``: the optimizing passes; ``"eager"`` /
+    ``"aot_eager"``: the graph as recorded), ``mode`` (each of PyTorch's modes compiles the
+    same graph here), ``dynamic`` (accepted; graphs are specialized to shapes either way, a
+    new shape compiles its own), ``disable=True`` (returns the function itself),
+    ``recompile_limit`` (``cache_size_limit``: how many graphs before it runs eagerly).
+    """
+    limit = cache_size_limit if recompile_limit is None else recompile_limit
+    name = "cache_size_limit" if recompile_limit is None else "recompile_limit"
+    as_number(limit, "minitorch.compile", name, low=1, integer=True)
     as_bool(fullgraph, "minitorch.compile", "fullgraph")
     as_bool(optimize, "minitorch.compile", "optimize")
-    if fn is None:
+    passes = _check_settings(backend, mode, options, dynamic, disable) and optimize
+    settings = {
+        k: v
+        for k, v in {"backend": backend, "mode": mode, "dynamic": dynamic}.items()
+        if v is not None and not (k == "backend" and v == "inductor")
+    }
+    if model is None:
         return lambda f: compile(
-            f, fullgraph=fullgraph, cache_size_limit=cache_size_limit, optimize=optimize
+            f,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+            cache_size_limit=limit,
+            optimize=optimize,
         )
-    if not callable(fn):
-        raise TypeError(f"minitorch.compile: expected a function or Module, got {type(fn)}")
-    if inspect.isclass(fn):
-        raise TypeError("minitorch.compile: pass a Module instance or a function, not a class")
-    return CompiledFunction(fn, cache_size_limit, fullgraph, optimize)
+    if not callable(model):
+        raise TypeError(
+            f"minitorch.compile: expected a function or Module, but got {describe(model)}"
+        )
+    if inspect.isclass(model):
+        raise TypeError(
+            "minitorch.compile: pass a Module instance or a function, not the class "
+            f"{model.__name__}"
+        )
+    if disable:
+        return model
+    return CompiledFunction(model, limit, fullgraph, passes, settings)

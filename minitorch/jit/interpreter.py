@@ -116,7 +116,7 @@ def run_node(node: Node, env: dict[Value, Any], attrs: Mapping[str, Any]) -> Any
     except InterpreterError:
         raise
     except Exception as err:
-        if op == "prim.raise":
+        if getattr(err, "raised_by_script", False):  # a raise of the program (in an If, too)
             raise
         where = f" (from {node.line})" if node.line else ""
         raise InterpreterError(f"node {node.op}{where} failed: {err}") from err

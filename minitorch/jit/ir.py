@@ -137,6 +137,9 @@ class Graph(Block):
 
     #: True when the program returns a tuple (even of one value), False for a single value.
     tuple_output: bool = False
+    #: The grad modes the ops were recorded in (a trace sets it; more than one: the code
+    #: switched autograd off or on inside).
+    grad_modes: frozenset = frozenset()
 
     def __init__(self, inputs: list[Value] | None = None) -> None:
         super().__init__(inputs)
@@ -339,6 +342,38 @@ def format_node(node: Node, indent: str) -> str:
         rets = ", ".join(f"%{v.name}" for v in block.outputs)
         text += f"{indent}    -> ({rets})\n"
     return text
+
+
+def inline_graph(
+    dst: Graph, src: Graph, inputs: list[Any], attr: Any
+) -> tuple[list[Node], list[Value]]:
+    """A copy of ``src``'s nodes to put into ``dst`` (its sub-blocks included): fresh names,
+    ``src``'s inputs replaced by ``inputs`` (Values of ``dst``), each ``get_attr`` node by
+    the Value ``attr(name)`` gives. Returns the top-level nodes to append, and the Values
+    that stand for ``src``'s outputs."""
+    g = src.copy()
+    mapping: dict[Value, Any] = dict(zip(g.inputs, inputs, strict=True))
+    for block in [g, *(b for n in g.walk() for b in n.blocks)]:
+        kept = []
+        for node in block.nodes:
+            if node.op == "get_attr":
+                mapping[node.outputs[0]] = attr(node.args[0])
+            else:
+                kept.append(node)
+        block.nodes = kept
+    for node in g.walk():
+        for v in node.outputs + [x for b in node.blocks for x in b.inputs]:
+            v.name = dst.fresh_name()
+
+    def remap(v: Value) -> Any:
+        return mapping.get(v, v)
+
+    for node in g.walk():
+        node.args = _map_values(node.args, remap)
+        node.kwargs = {k: _map_values((x,), remap)[0] for k, x in node.kwargs.items()}
+        for b in node.blocks:
+            b.outputs = [remap(v) for v in b.outputs]
+    return g.nodes, [remap(v) for v in g.outputs]
 
 
 def mutated_values(graph: Graph) -> set[Value]:

@@ -21,8 +21,10 @@ class GraphLintError(ValueError):
 
 def problems(graph: Graph, check_ops: bool = True) -> list[str]:
     """Every well-formedness problem of ``graph`` (empty when it is fine)."""
+    from .ir import as_graph
     from .ops import is_known
 
+    as_graph(graph, "lint")
     found: list[str] = []
     defined: set[Value] = set()
 

@@ -36,7 +36,9 @@ _IMPURE_CALLS = frozenset({"F.dropout", "minitorch.rand", "minitorch.randn", "mi
 
 def _prim_raise(kind: str, message: str) -> None:
     errors = {"ValueError": ValueError, "RuntimeError": RuntimeError, "TypeError": TypeError}
-    raise errors.get(kind, RuntimeError)(message)
+    err = errors.get(kind, RuntimeError)(message)
+    err.raised_by_script = True  # the program's own raise: passed on as it is, at any depth
+    raise err
 
 
 def _prim_format(template: str, *values: Any) -> str:
@@ -56,6 +58,9 @@ PRIMS: dict[str, Any] = {
     "prim.float": float, "prim.bool": bool, "prim.min": min, "prim.max": max,
     "prim.attr": getattr, "prim.format": _prim_format, "prim.raise": _prim_raise,
     "prim.identity": lambda x: x,
+    "prim.is_none": lambda x: x is None,
+    # the outputs of a branch that raises (never read: the raise ends the run)
+    "prim.uninitialized": lambda: None,
 }  # fmt: skip
 
 #: Tensor methods a scripted graph may not call (they touch autograd state or leave minitorch).

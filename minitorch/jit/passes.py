@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd import no_grad
+from ..checks import as_bool
 from ..tensor import Tensor
 from .fusion import fuse_elementwise
 from .interpreter import run_node
@@ -166,6 +167,7 @@ def optimize(graph: Any, fuse: bool = True) -> Any:
     """Fold constants, remove common subexpressions and dead code, then fuse elementwise
     chains. Takes a Graph (returns a Graph) or a ScriptModule (returns a ScriptModule on
     the same parameters)."""
+    as_bool(fuse, "optimize", "fuse")
     if isinstance(graph, ScriptModule):
         return graph.with_graph(optimize(graph.graph, fuse))
     as_graph(graph, "optimize")

@@ -31,7 +31,7 @@ from .. import ops as _ops
 from ..nn import Module
 from ..nn import functional as _functional
 from ..tensor import Tensor
-from .ir import Block, Graph, Value
+from .ir import Block, Graph, Value, inline_graph
 from .module import ScriptModule
 from .ops import ELEMENTWISE, function_for, library_call
 
@@ -67,7 +67,7 @@ _COMPARE = {
     ast.Eq: ("eq", "prim.eq", operator.eq),
     ast.NotEq: ("ne", "prim.ne", operator.ne),
 }
-_SCALAR_TYPES = {"int": "int", "float": "float", "bool": "bool"}
+_SCALAR_TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
 #: Tensor methods and attributes whose result is a Python value, not a tensor.
 _RESULT_TYPES = {"item": "float", "dim": "int", "numel": "int", "ndim": "int", "shape": "tuple"}
 
@@ -95,6 +95,7 @@ class _Compiler:
         self.filename = "<unknown>"
         self.first_line = 1
         self.depth = 0
+        self.optional: set[Value] = set()  # arguments that may be None (Optional)
 
     # --- errors ---------------------------------------------------------------------------
     def error(self, node: ast.AST, what: str) -> ScriptError:
@@ -175,7 +176,7 @@ class _Compiler:
             raise self.error(fdef, f"{fn.__name__} takes {len(params)} arguments, got {len(args)}")
         for name, a in zip(params, args, strict=True):
             scope.vars[name] = a
-        body = [s for s in fdef.body if not _is_docstring(s)]
+        body = self.lift_returns([s for s in fdef.body if not _is_docstring(s)])
         result = self.statements(body, scope, top=True)
         self.source_lines, self.filename, self.first_line = saved
         self.depth -= 1
@@ -184,16 +185,115 @@ class _Compiler:
     # --- statements -----------------------------------------------------------------------
     def statements(self, stmts: list[ast.stmt], scope: _Scope, top: bool = False) -> Any:
         for i, stmt in enumerate(stmts):
+            last = i == len(stmts) - 1
             if isinstance(stmt, ast.Return):
-                if not top or i != len(stmts) - 1:
+                if not top or not last:
                     raise self.error(
                         stmt,
                         "return is supported only as the last statement of the function "
                         "(assign to a variable in each branch and return it at the end)",
                     )
                 return Static(None) if stmt.value is None else self.expr(stmt.value, scope)
+            if top and last and isinstance(stmt, ast.If) and _ends([stmt]):
+                return self.returning_if(stmt, scope)
             self.statement(stmt, scope)
+            if top and last and isinstance(stmt, ast.Raise):
+                return _NO_RETURN
         return Static(None)
+
+    # --- early returns ----------------------------------------------------------------
+    def lift_returns(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """Move what follows an ``if`` that returns into its branches, so every ``return``
+        ends its branch: ``if c: return a`` / ``return b`` becomes ``if c: return a else:
+        return b`` (TorchScript's early-return transform). A return inside a loop is refused
+        here, at compile time, naming its line."""
+        if not any(isinstance(n, ast.Return) for st in stmts for n in ast.walk(st)):
+            return stmts
+        if not _ends(stmts):
+            stmts = [*stmts, ast.copy_location(ast.Return(value=None), stmts[-1])]
+        return self._lift(stmts)
+
+    def _lift(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            out.append(stmt)
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                return out  # what follows never runs
+            inner = [n for n in ast.walk(stmt) if isinstance(n, ast.Return)]
+            if not inner:
+                continue
+            if isinstance(stmt, (ast.For, ast.While)):
+                raise self.error(
+                    inner[0],
+                    "return inside a loop is not supported by jit.script (assign the result "
+                    "to a variable, leave the loop, and return after it)",
+                )
+            if isinstance(stmt, ast.If):
+                rest = stmts[i + 1 :]
+                lifted = ast.If(
+                    test=stmt.test,
+                    body=self._lift(stmt.body + rest),
+                    orelse=self._lift(stmt.orelse + rest),
+                )
+                out[-1] = ast.copy_location(lifted, stmt)
+                return out
+            raise self.error(inner[0], "return is not supported inside this statement")
+        return out
+
+    def returning_if(self, stmt: ast.If, scope: _Scope) -> Any:
+        """An ``if`` each of whose branches ends in ``return`` (or ``raise``): an ``If``
+        node whose outputs are the returned values."""
+        cond = self.expr(stmt.test, scope)
+        if isinstance(cond, Static):  # known now: compile only the branch taken
+            return self.statements(stmt.body if cond.value else stmt.orelse, scope, top=True)
+        branches = []  # (block, body, result, values or None when the branch raises)
+        for body in (stmt.body, stmt.orelse):
+            block, inner = Block(), scope.child()
+            outer, self.block = self.block, block
+            result = self.statements(body, inner, top=True)
+            values = None
+            if result is not _NO_RETURN and not _is_none(result):
+                where = _last_return(body) or stmt
+                values = [self.value(x, where) for x in _as_items(result)]
+            self.block = outer
+            branches.append((block, body, result, values))
+        returning = [b for b in branches if b[2] is not _NO_RETURN]
+        for (_, body0, result0, values0), (_, body1, result1, values1) in zip(
+            returning, returning[1:], strict=False
+        ):
+            kind0, kind1 = _kind(result0, values0), _kind(result1, values1)
+            if kind0 != kind1:
+                first = (_last_return(body0) or stmt).lineno + self.first_line - 1
+                raise self.error(
+                    _last_return(body1) or stmt,
+                    f"Previous return statement (line {first}) returned a value of type "
+                    f"{kind0} but this return statement returns a value of type {kind1}",
+                )
+        node = self.graph.create(
+            "If", (self.value(cond, stmt.test),), block=self.block, target="If"
+        )
+        node.blocks = [b[0] for b in branches]
+        if not returning:
+            return _NO_RETURN
+        result0, values0 = returning[0][2], returning[0][3]
+        if values0 is None:  # every branch returns None
+            return Static(None)
+        outs = []
+        for k, v in enumerate(values0):
+            out = self.graph.new_value(type=v.type)
+            same = {(b[3][k].dtype, b[3][k].shape) for b in returning}
+            if v.type == "Tensor" and len(same) == 1 and len(returning) == 2:
+                out.dtype, out.shape = v.dtype, v.shape
+            out.node = node
+            outs.append(out)
+        node.outputs = outs
+        for block, _, _, values in branches:
+            if values is None:  # this branch raises: its outputs are never read
+                outer, self.block = self.block, block
+                values = [self.emit("prim.uninitialized", (), type_=o.type) for o in outs]
+                self.block = outer
+            block.outputs = list(values)
+        return tuple(outs) if isinstance(result0, tuple) else outs[0]
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if isinstance(stmt, ast.Assign):
@@ -488,6 +588,11 @@ class _Compiler:
         a, b = self.expr(node.left, scope), self.expr(node.comparators[0], scope)
         op = node.ops[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
+            value, other = (a, b) if isinstance(b, Static) else (b, a)
+            if value in self.optional and isinstance(other, Static) and other.value is None:
+                # an argument that may be None (its default is): decided when it runs
+                found = self.emit("prim.is_none", (value,), type_="bool")
+                return found if isinstance(op, ast.Is) else self.emit("prim.not", (found,), "bool")
             if not (isinstance(a, Static) and isinstance(b, Static)):
                 return Static(isinstance(op, ast.IsNot))  # a run-time Value is never None
             same = a.value is b.value
@@ -639,6 +744,14 @@ class _Compiler:
         static = all(isinstance(a, Static) for a in [*args, *kwargs.values()])
         if isinstance(fn, ScriptModule):
             return self.inline(fn, args, node)
+        if (
+            isinstance(fn, types.MethodType)
+            and isinstance(fn.__self__, Module)
+            and not fn.__func__.__module__.startswith("minitorch")
+        ):  # self.helper(x): a method of the module, compiled and inlined
+            if kwargs:
+                raise self.error(node, "keyword arguments to scripted methods are not supported")
+            return self.compile_function(fn.__func__, args, self_obj=fn.__self__)
         if isinstance(fn, Module):
             if kwargs:
                 raise self.error(
@@ -688,31 +801,38 @@ class _Compiler:
         )
 
     def inline(self, scripted: ScriptModule, args: list, node: ast.AST) -> Any:
-        """Copy a scripted function's graph into this one (its attrs must be none)."""
-        if scripted.attr_values():
+        """Copy a scripted module's graph into this one, its ``If``/``Loop`` blocks and
+        parameters included (a scripted submodule's ``get_attr`` names gain its path)."""
+        scripted._fresh()
+        tensors = scripted.attr_values()
+        prefix = self.paths.get(id(scripted))
+        if tensors and prefix is None:
             raise self.error(
-                node, "calling a scripted module with parameters: call the Module itself"
+                node,
+                "calling a scripted module with parameters that is not a submodule of the "
+                "module being scripted: make it an attribute of that module",
             )
-        g = scripted.graph.copy()
-        mapping: dict[Value, Any] = {}
-        for v, a in zip(g.inputs, args, strict=True):
-            mapping[v] = self.value(a, node)
-        for n in g.walk():
-            for v in n.outputs:
-                v.name = self.graph.fresh_name()
-            for b in n.blocks:
-                for v in b.inputs:
-                    v.name = self.graph.fresh_name()
-        from .ir import _map_values
 
-        for n in g.nodes:
-            n.args = _map_values(n.args, lambda v: mapping.get(v, v))
-            n.kwargs = {
-                k: _map_values((x,), lambda v: mapping.get(v, v))[0] for k, x in n.kwargs.items()
-            }
+        def attr(name: str) -> Value:
+            full = f"{prefix}.{name}" if prefix else name
+            self.attrs[full] = tensors[name]
+            out = self.graph.new_value(tensors[name], f"self.{full}")
+            self.graph.create(
+                "get_attr", (full,), outputs=[out], block=self.block, target="get_attr"
+            )
+            return out
+
+        inputs = [self.value(a, node) for a in args]
+        if len(inputs) != len(scripted.graph.inputs):
+            raise self.error(
+                node,
+                f"{scripted.original_name} takes {len(scripted.graph.inputs)} arguments, got "
+                f"{len(inputs)}",
+            )
+        nodes, outs = inline_graph(self.graph, scripted.graph, inputs, attr)
+        for n in nodes:
             self.block.append(n)
-        outs = [mapping.get(v, v) for v in g.outputs]
-        return tuple(outs) if g.tuple_output else outs[0]
+        return tuple(outs) if scripted.graph.tuple_output else outs[0]
 
 
 # --- scopes ------------------------------------------------------------------------------
@@ -753,6 +873,49 @@ class _Scope:
 
 
 # --- helpers -----------------------------------------------------------------------------
+#: What a branch that ends in ``raise`` returns (nothing: its outputs are never read).
+_NO_RETURN = Static(NotImplemented)
+
+
+def _ends(stmts: list[ast.stmt]) -> bool:
+    """Every path through ``stmts`` ends in ``return`` or ``raise``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _ends(last.body) and _ends(last.orelse)
+
+
+def _last_return(stmts: list[ast.stmt]) -> ast.stmt | None:
+    """The ``return`` that ends ``stmts`` (the last one on the last path)."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return last
+    if isinstance(last, ast.If):
+        return _last_return(last.orelse) or _last_return(last.body)
+    return None
+
+
+def _as_items(result: Any) -> tuple:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _is_none(result: Any) -> bool:
+    return isinstance(result, Static) and result.value is None
+
+
+def _kind(result: Any, values: list[Value] | None) -> str:
+    """TorchScript's name for the type a branch returns: Tensor, int, Tuple[Tensor, int]."""
+    if values is None:
+        return "NoneType"
+    if isinstance(result, tuple):
+        return f"Tuple[{', '.join(v.type for v in values)}]"
+    return values[0].type
+
+
 def _is_docstring(stmt: ast.stmt) -> bool:
     return (
         isinstance(stmt, ast.Expr)
@@ -850,39 +1013,87 @@ _EXPRESSION_NAMES = {
 }
 
 
-def script(obj: Any) -> ScriptModule:
-    """Compile a function or Module (its ``forward``) into a ``ScriptModule``."""
-    if isinstance(obj, ScriptModule):
-        return obj
-    if isinstance(obj, Module):
-        compiler = _Compiler(obj)
-        fn = type(obj).forward
-        sig = list(inspect.signature(fn).parameters.values())[1:]
-        inputs = [compiler.graph.add_input(name=p.name) for p in sig]
-        _annotate(inputs, sig)
-        result = compiler.compile_function(fn, list(inputs), self_obj=obj)
-        name = type(obj).__name__
-    elif isinstance(obj, types.FunctionType):
-        compiler = _Compiler(None)
-        sig = list(inspect.signature(obj).parameters.values())
-        inputs = [compiler.graph.add_input(name=p.name) for p in sig]
-        _annotate(inputs, sig)
-        result = compiler.compile_function(obj, list(inputs))
-        name = obj.__name__
-    else:
-        raise TypeError(f"jit.script: expected a function or a Module, got {type(obj).__name__}")
+def export(fn: Any) -> Any:
+    """``@jit.export``: compile this method of a Module too when the Module is scripted
+    (``scripted.method(x)``), as ``torch.jit.export``; the function itself is unchanged."""
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"jit.export: expected a function (a method), but got {type(fn).__name__}")
+    fn._jit_export = True
+    return fn
+
+
+def _exported(cls: type) -> dict[str, Any]:
+    """The ``@jit.export`` methods of ``cls`` and its bases, by name."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        for name, member in vars(klass).items():
+            if getattr(member, "_jit_export", False) and name != "forward":
+                found[name] = member
+    return found
+
+
+def _defaults(fn: Any, self_obj: Any) -> dict[str, Any]:
+    """The parameters' default values (numbers, strings, None), by name."""
+    params = list(inspect.signature(fn).parameters.values())[1 if self_obj is not None else 0 :]
+    return {
+        p.name: p.default
+        for p in params
+        if p.default is not p.empty and isinstance(p.default, (bool, int, float, str, type(None)))
+    }
+
+
+def _compile_graph(fn: Any, self_obj: Any, root: Any) -> tuple[Graph, dict[str, Tensor]]:
+    """One function (a method of ``self_obj`` when given) compiled into a linted graph."""
+    from .lint import lint
+
+    compiler = _Compiler(root)
+    params = list(inspect.signature(fn).parameters.values())
+    if self_obj is not None:
+        params = params[1:]
+    inputs = [compiler.graph.add_input(name=p.name) for p in params]
+    _annotate(inputs, params)
+    compiler.optional = {
+        v for v, p in zip(inputs, params, strict=True) if p.default is None or _optional(p)
+    }
+    result = compiler.compile_function(fn, list(inputs), self_obj=self_obj)
     g = compiler.graph
     if isinstance(result, tuple):
         g.tuple_output = True
         g.outputs = [compiler.value(r, ast.Constant(0)) for r in result]
     else:
         g.outputs = [compiler.value(result, ast.Constant(0))]
-    from .lint import lint
-
     lint(g)
-    module = ScriptModule(g, compiler.attrs, name=name)
-    module._watch_reads(obj, fn if isinstance(obj, Module) else obj, script)
+    return g, compiler.attrs
+
+
+def script(obj: Any) -> ScriptModule:
+    """Compile a function or Module (its ``forward``, and its ``@jit.export`` methods) into
+    a ``ScriptModule``."""
+    if isinstance(obj, ScriptModule):
+        return obj
+    if isinstance(obj, Module):
+        fn = type(obj).forward
+        graph, attrs = _compile_graph(fn, obj, obj)
+        methods = {
+            name: _compile_graph(method, obj, obj)[0]
+            for name, method in _exported(type(obj)).items()
+        }
+        module = ScriptModule(graph, attrs, name=type(obj).__name__, source=obj, methods=methods)
+    elif isinstance(obj, types.FunctionType):
+        fn = obj
+        graph, attrs = _compile_graph(fn, None, None)
+        module = ScriptModule(graph, attrs, name=obj.__name__)
+    else:
+        raise TypeError(f"jit.script: expected a function or a Module, got {type(obj).__name__}")
+    object.__setattr__(module, "_defaults", _defaults(fn, obj if fn is not obj else None))
+    module._watch_reads(obj, fn, script)
     return module
+
+
+def _optional(p: inspect.Parameter) -> bool:
+    """An ``Optional[...]`` / ``... | None`` annotation."""
+    text = str(p.annotation)
+    return "Optional" in text or "None" in text
 
 
 def _annotate(inputs: list[Value], params: list[inspect.Parameter]) -> None:

@@ -5,7 +5,13 @@ raw tensor bytes, checksummed), holding::
 
     {"format": "minitorch.jit", "version": 1, "name": "forward",
      "graph": {"inputs": [...], "nodes": [...], "outputs": [...], "tuple_output": false},
-     "attrs": {"fc.weight": <tensor>, ...}, "parameters": ["fc.weight", ...]}
+     "attrs": {"fc.weight": <tensor>, ...}, "parameters": ["fc.weight", ...],
+     "modules": [["", "MLP", true], ["fc", "Linear", true], ...],
+     "methods": {"name": <graph>, ...}}
+
+(``modules``, the submodule tree, ``methods``, the ``@jit.export`` methods,
+``defaults``, the arguments' default values, and ``traced_shapes``, the input shapes a
+traced graph is specialized to, are optional: files written before them load as they did.)
 
 Every node is stored by its op *name* and constant arguments (numbers, tuples, slices,
 dtypes, tensors); loading looks each name up among minitorch's own ops
@@ -16,12 +22,13 @@ and the module's Python class is not needed (nor imported) to run it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import serialization
 from ..creation import from_numpy
+from ..device import as_device
 from ..device import device as _device
 from ..dtypes import as_dtype
 from ..dtypes import dtype as _dtype
@@ -41,9 +48,23 @@ class JitLoadError(SerializationError):
     """A file that is a readable minitorch file but not a loadable ScriptModule, and why."""
 
 
+class Loaded(NamedTuple):
+    """What a file holds: the graph (checked), its tensors by name, the module's name, the
+    submodule tree as ``(prefix, original_name, training)`` and the other methods."""
+
+    graph: Graph
+    tensors: dict
+    name: str
+    modules: list
+    methods: dict
+    defaults: dict
+    traced_shapes: tuple | None
+
+
 # --- save -------------------------------------------------------------------------------
 def save(module: Any, path: Any) -> None:
-    """Write a ScriptModule (graph, parameters, buffers) to ``path``, atomically."""
+    """Write a ScriptModule (graph, parameters, buffers, submodule tree, exported methods)
+    to ``path`` (a file name, written atomically, or a binary file object)."""
     attrs = module.attr_values()
     obj = {
         "format": FORMAT,
@@ -52,8 +73,26 @@ def save(module: Any, path: Any) -> None:
         "graph": _encode_block(module.graph, top=True),
         "attrs": attrs,
         "parameters": [k for k, v in attrs.items() if isinstance(v, Parameter)],
+        "modules": [
+            [prefix, getattr(m, "_name", type(m).__name__), bool(m.training)]
+            for prefix, m in module.named_modules()
+        ],
+        "methods": {k: _encode_block(g, top=True) for k, g in module.methods.items()},
+        "defaults": dict(module.__dict__.get("_defaults", {})),
+        "traced_shapes": _traced_shapes(module),
     }
     serialization.save(obj, path)
+
+
+def _traced_shapes(module: Any) -> list | None:
+    """The input shapes a traced graph is specialized to (it read them as Python numbers:
+    ``x.view(x.shape[0], -1)``), or None when it runs other shapes too."""
+    again = module.__dict__.get("_retrace")
+    if again is not None:
+        fixed = again.key if again.holds_sizes(module.graph) else None
+    else:
+        fixed = module._fixed_shapes()
+    return None if fixed is None else [list(s) for s in fixed]
 
 
 def _encode_value(v: Value) -> list:
@@ -131,9 +170,16 @@ def _encode_kernel(k: FusedKernel) -> dict:
 
 
 # --- load -------------------------------------------------------------------------------
-def read(path: Any, map_location: Any = None) -> tuple[Graph, dict, str]:
-    """What ``ScriptModule.save`` wrote: the graph (checked), its tensors by name, and the
-    module's name (``jit.load`` makes a ScriptModule of them; no Python class is needed)."""
+def read(path: Any, map_location: Any = None) -> Loaded:
+    """What ``ScriptModule.save`` wrote (``jit.load`` makes a ScriptModule of it; no Python
+    class is needed)."""
+    if not isinstance(path, (str, os.PathLike)) and not hasattr(path, "read"):
+        raise TypeError(
+            f"jit.load: f must be a file name (str or os.PathLike) or a binary file object, "
+            f"but got {type(path).__name__} {path!r:.40}"
+        )
+    if map_location is not None:
+        as_device(map_location, "jit.load(map_location=...)")
     obj = serialization.load(path, map_location=map_location)
     name = str(path) if isinstance(path, (str, os.PathLike)) else "<file object>"
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
@@ -149,17 +195,34 @@ def read(path: Any, map_location: Any = None) -> tuple[Graph, dict, str]:
     try:
         graph = _Decoder().graph(obj["graph"])
         lint(graph)
+        methods = {}
+        for method, enc in dict(obj.get("methods", {})).items():
+            methods[str(method)] = _Decoder().graph(enc)
+            lint(methods[str(method)])
         attrs = obj["attrs"]
         params = set(obj["parameters"])
         if not isinstance(attrs, dict) or not all(isinstance(t, Tensor) for t in attrs.values()):
             raise JitLoadError("'attrs' must map names to tensors")
+        modules = [
+            (str(prefix), str(original), bool(training))
+            for prefix, original, training in obj.get("modules", [])
+        ]
+        defaults = {
+            str(k): v
+            for k, v in dict(obj.get("defaults", {})).items()
+            if isinstance(v, (bool, int, float, str, type(None)))
+        }
+        shapes = obj.get("traced_shapes")
+        traced_shapes = None if shapes is None else tuple(tuple(int(n) for n in s) for s in shapes)
     except GraphLintError as err:
         raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
-    _check_attrs(graph, attrs, name)
+    for g in (graph, *methods.values()):
+        _check_attrs(g, attrs, name)
     tensors = {k: Parameter(t) if k in params else t for k, t in attrs.items()}
-    return graph, tensors, str(obj.get("name", "forward"))
+    name = str(obj.get("name", "forward"))
+    return Loaded(graph, tensors, name, modules, methods, defaults, traced_shapes)
 
 
 def _check_attrs(graph: Graph, attrs: dict, name: str) -> None:

@@ -24,11 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import is_grad_enabled
 from ..function import register_apply_hook
 from ..hooks import RemovableHandle
 from ..state import conversion_hooks
 from ..tensor import Tensor
-from .ir import Graph, Value
+from . import recording
+from .ir import Graph, Value, inline_graph
 from .ops import op_name
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -49,6 +51,15 @@ class TracerWarning(Warning):
 
 class TracingCheckError(RuntimeError):
     """``check_inputs`` found an input on which the trace does not match the function."""
+
+
+class NotTensors(TypeError):  # noqa: N818 - PyTorch-style name of the condition
+    """The traced function returned something other than tensors; ``out`` is what it
+    returned (the trace ran it once), ``what`` says what that was."""
+
+    def __init__(self, message: str, out: Any, what: str) -> None:
+        super().__init__(message)
+        self.out, self.what = out, what
 
 
 def user_frame() -> Any:
@@ -91,6 +102,7 @@ class Tracer:
         self.tensors: dict[int, Tensor] = {}  # keeps every seen tensor alive: ids stay unique
         self.breaks: list[Break] = []
         self.thread = threading.get_ident()
+        self.paused = 0  # > 0: a scripted module inside the trace is running its own graph
 
     # --- tensors <-> values -------------------------------------------------------------
     def bind(self, t: Tensor, value: Value) -> None:
@@ -167,6 +179,28 @@ class Tracer:
         else:
             warnings.warn(message, TracerWarning, stacklevel=2)
 
+    def inline(self, graph: Graph, inputs: Sequence[Any], attrs: dict, out: Any) -> None:
+        """A scripted (or traced) module ran inside this trace: record a copy of its graph
+        -- its ``If`` and ``Loop`` nodes included, so its control flow stays live, as
+        PyTorch's hybrid frontend calls the scripted code -- instead of the ops the run
+        took. ``attrs``: its parameters by the names its ``get_attr`` nodes use; ``out``:
+        what the run returned (bound to the copy's outputs)."""
+        args = [self.arg(a) if isinstance(a, Tensor) else self._constant(a) for a in inputs]
+        nodes, outputs = inline_graph(self.graph, graph, args, lambda n: self.value_of(attrs[n]))
+        line = user_line()
+        for node in nodes:
+            node.line = node.line or line
+            self.graph.append(node)
+        outs = out if isinstance(out, tuple) else (out,)
+        for o, v in zip(outs, outputs, strict=True):
+            if isinstance(o, Tensor):
+                self.bind(o, v)
+
+    def _constant(self, x: Any) -> Value:
+        value = self.graph.new_value(x, "const")
+        self.graph.create("constant", (x,), outputs=[value])
+        return value
+
     def set_outputs(self, out: Any) -> None:
         if isinstance(out, (tuple, list)):
             self.graph.tuple_output = True
@@ -175,11 +209,19 @@ class Tracer:
             items = [out]
         for item in items:
             if not isinstance(item, Tensor):
-                raise TypeError(
+                what = type(out).__name__ if out is not item else type(item).__name__
+                raise NotTensors(
                     f"trace: the traced function must return tensors (or a tuple of tensors), "
-                    f"got {type(item).__name__}"
+                    f"got {type(item).__name__}",
+                    out,
+                    f"a {what}" if item is not out else f"a {what} ({_short(item)})",
                 )
         self.graph.outputs = [self.value_of(t) for t in items]
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _plain(x: Any) -> Any:
@@ -222,14 +264,29 @@ def record(
                 f"{type(t).__name__}; bake Python values into the function instead"
             )
         tracer.add_input(t, name)
-    apply_handle = register_apply_hook(tracer.on_apply)
-    conversion_handle = RemovableHandle(conversion_hooks, tracer.on_conversion)
+
+    modes: set[bool] = {is_grad_enabled()}
+
+    def on_apply(cls: type, args: tuple, kwargs: dict, out: Any) -> None:
+        if not tracer.paused and threading.get_ident() == tracer.thread:
+            modes.add(is_grad_enabled())
+            tracer.on_apply(cls, args, kwargs, out)
+
+    def on_conversion(t: Tensor, kind: str, result: Any) -> None:
+        if not tracer.paused:
+            tracer.on_conversion(t, kind, result)
+
+    apply_handle = register_apply_hook(on_apply)
+    conversion_handle = RemovableHandle(conversion_hooks, on_conversion)
+    recording.push(tracer)
     try:
         out = fn(*inputs)
     finally:
+        recording.pop(tracer)
         apply_handle.remove()
         conversion_handle.remove()
     tracer.set_outputs(out)
+    tracer.graph.grad_modes = modes  # more than one: the code switched autograd inside
     return tracer.graph, out, tracer.breaks
 
 
@@ -260,11 +317,135 @@ def trace(
     names = input_names(forward, len(inputs))
     attrs = attr_table(module)
     graph, _, _ = record(fn, inputs, names, attrs)
-    traced = ScriptModule(graph, {name: t for name, t in attrs.values()}, name=_name_of(fn))
+    traced = ScriptModule(
+        graph, {name: t for name, t in attrs.values()}, name=_name_of(fn), source=module
+    )
+    object.__setattr__(traced, "_retrace", Retrace(fn, names, attrs, inputs, _name_of(fn)))
     for check in check_inputs or ():
         check = check if isinstance(check, tuple) else (check,)
         _check(fn, traced, graph, check, names, attrs, check_tolerance)
     return traced
+
+
+class Retrace:
+    """A trace's sizes, kept live: PyTorch's tracer records ``x.size(0)`` as an op, so its
+    graph runs at other input sizes; here ``x.shape[0]`` is a Python number the graph holds.
+    Called at new input shapes, a traced module traces its function again: when only the
+    constants differ (``view(2, -1)`` became ``view(4, -1)``), the sizes were baked in and
+    the new graph runs those shapes; when the ops are the same, or differ (a branch, which
+    PyTorch's trace bakes in too), the first graph runs."""
+
+    def __init__(self, fn: Callable, names: Sequence[str], attrs: dict, inputs: tuple, name: str):
+        self.fn, self.names, self.attrs, self.name = fn, list(names), attrs, name
+        self.key = shapes_of(inputs)
+        self.example = inputs
+        self.graphs: dict[tuple, Graph] = {}
+        self.warned = False
+
+    def holds_sizes(self, traced: Graph) -> bool:
+        """Does the graph hold the traced sizes (so that it runs those shapes only)? The
+        function is traced once more with every input one row longer (its first row
+        repeated), as ``onnx.export`` checks a dynamic batch."""
+        if not all(isinstance(t, Tensor) and t.dim() >= 1 for t in self.example):
+            return True
+        from .. import random
+        from ..autograd import no_grad
+        from ..nn import Parameter
+        from ..ops import cat
+
+        longer = tuple(cat([t.detach(), t.detach()[:1]]) for t in self.example)
+        # a probe, not a call: the generator and the buffers (BatchNorm's statistics) are
+        # put back as they were
+        state = random.default_generator.get_state()
+        buffers = [
+            (t, t.detach().clone()) for _, t in self.attrs.values() if not isinstance(t, Parameter)
+        ]
+        try:
+            with warnings.catch_warnings(), no_grad():
+                warnings.simplefilter("ignore", TracerWarning)
+                graph, _, _ = record(self.fn, longer, self.names, self.attrs)
+        except Exception:  # noqa: BLE001 - it can't run one row longer: sizes are fixed
+            return True
+        finally:
+            random.default_generator.set_state(state)
+            with no_grad():
+                for t, saved in buffers:
+                    t.copy_(saved)
+        return _ops(graph) != _ops(traced) or _constants(graph) != _constants(traced)
+
+    def graph_for(self, inputs: tuple, traced: Graph) -> tuple[Graph, Any]:
+        """The graph to run ``inputs`` on, and (the first time at new shapes, when the
+        function was traced again) what that run returned: this call's result, so the
+        function runs once per call, its side effects (BatchNorm's statistics) too."""
+        key = shapes_of(inputs)
+        if key == self.key:
+            return traced, None
+        if key in self.graphs:
+            return self.graphs[key], None
+        graph, out = self._again(inputs, traced, key)
+        self.graphs[key] = graph
+        return graph, out
+
+    def _again(self, inputs: tuple, traced: Graph, key: tuple) -> tuple[Graph, Any]:
+        from .recording import current_tracer
+
+        outer = current_tracer()
+        if outer is not None:
+            outer.paused += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TracerWarning)
+                graph, out, _ = record(self.fn, inputs, self.names, self.attrs)
+        except Exception:  # noqa: BLE001 - it fails at these shapes: the graph says where
+            return traced, None
+        finally:
+            if outer is not None:
+                outer.paused -= 1
+        if _ops(graph) != _ops(traced) or _constants(graph) == _constants(traced):
+            return traced, out
+        if not self.warned:
+            self.warned = True
+            frame = user_frame()
+            message = (
+                f"{self.name}: the trace read input sizes as Python numbers (x.shape, "
+                f"x.size()), so its graph holds the sizes it was traced at, {self.key}; traced "
+                f"again for the input shapes {key} (a saved copy runs the traced sizes only)"
+            )
+            if frame is None:
+                warnings.warn(message, TracerWarning, stacklevel=2)
+            else:
+                warnings.warn_explicit(
+                    message, TracerWarning, frame.f_code.co_filename, frame.f_lineno
+                )
+        return graph, out
+
+
+def shapes_of(inputs: Sequence[Any]) -> tuple:
+    return tuple(tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__ for t in inputs)
+
+
+def _ops(graph: Graph) -> list[str]:
+    return [n.op for n in graph.walk()]
+
+
+def _constants(graph: Graph) -> list:
+    """The constant arguments of every node, comparable across traces (tensors by value)."""
+
+    def key(a: Any) -> Any:
+        if isinstance(a, Value):
+            return "%"
+        if isinstance(a, Tensor):
+            a = a.detach().numpy()
+        if isinstance(a, np.ndarray):
+            return ("array", a.shape, str(a.dtype), a.tobytes())
+        if isinstance(a, (tuple, list)):
+            return (type(a).__name__, tuple(key(x) for x in a))
+        return repr(a)
+
+    return [
+        (tuple(key(a) for a in n.args), tuple((k, key(v)) for k, v in n.kwargs.items()))
+        for n in graph.walk()
+    ]
 
 
 def _check_arity(fn: Callable, count: int, name: str) -> None:

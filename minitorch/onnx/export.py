@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..autograd import no_grad
-from ..checks import as_number
+from ..checks import as_number, describe
 from ..hooks import RemovableHandle
 from ..jit.ir import Graph, Node, Value
 from ..jit.passes import fold_constants
@@ -92,6 +92,15 @@ def export(
             f"(this onnx package's newest), got {opset_version}"
         )
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"onnx.export: example_inputs must be a Tensor or a tuple of Tensors, but input "
+                f"{i} is {describe(t)}"
+            )
+    _check_names(input_names, "input_names")
+    _check_names(output_names, "output_names")
+    _check_destination(path)
     builder, ins, outs = _convert(onnx, model, inputs, input_names, output_names, opset_version)
     dynamic = _dynamic_axes(dynamic_axes, ins, outs)
     if dynamic:
@@ -130,6 +139,7 @@ def trace_for_export(model: Callable, inputs: tuple) -> tuple[Graph, dict[str, T
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TracerWarning)  # refused above, more clearly
             graph, _, _ = record(model, inputs, names, table)
+    _refuse_tensor_control_flow(graph)  # (a scripted submodule records its If and Loop)
     return graph, {name: t for name, t in table.values()}
 
 
@@ -363,7 +373,34 @@ def _output_name(b: OnnxBuilder, value: Value, name: str) -> str:
     return b.emit("Identity", [current], [b.fresh(name)])[0]
 
 
-def _write_atomically(data: bytes, path: str | os.PathLike) -> None:
+def _check_names(names: Any, what: str) -> None:
+    if names is None:
+        return
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise TypeError(f"onnx.export: {what} must be a list of str, but got {describe(names)}")
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"onnx.export: {what}[{i}] must be a str, but got {describe(name)}")
+
+
+def _check_destination(path: Any) -> None:
+    """Where the file goes: a file name (not a directory) or a binary file object."""
+    if hasattr(path, "write"):
+        return
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"onnx.export: f must be a file name or a binary file object, but got {describe(path)}"
+        )
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            f"onnx.export: {os.fspath(path)!r} is a directory; give a file name in it"
+        )
+
+
+def _write_atomically(data: bytes, path: Any) -> None:
+    if hasattr(path, "write"):  # a file object (io.BytesIO, an open file), as PyTorch takes
+        path.write(data)
+        return
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".onnx-", suffix=".tmp")

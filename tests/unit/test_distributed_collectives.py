@@ -301,6 +301,11 @@ def _mismatched(rank, n, case):
         call = lambda: dist.all_reduce(t)  # noqa: E731
     elif case == "op":
         call = lambda: dist.all_reduce(minitorch.ones(3), op="max" if rank else "sum")  # noqa: E731
+    elif case == "barrier":  # (a barrier is a small all-reduce underneath)
+        if rank == 0:
+            call = lambda: dist.all_reduce(minitorch.ones(3))  # noqa: E731
+        else:
+            call = dist.barrier
     else:  # which collective
         if rank == 0:
             call = lambda: dist.all_reduce(minitorch.ones(3))  # noqa: E731
@@ -326,6 +331,7 @@ def _mismatched(rank, n, case):
         ("shape", "shape=[4]); rank 1: all_reduce(dtype=float32, op=SUM, shape=[5])"),
         ("op", "op=SUM, shape=[3]); rank 1: all_reduce(dtype=float32, op=MAX"),
         ("collective", "rank 1: broadcast(dtype=float32, shape=[3], src=0)"),
+        ("barrier", "rank 0: all_reduce(dtype=float32, op=SUM, shape=[3]); rank 1: barrier()"),
     ],
 )  # fmt: skip
 def test_ranks_that_disagree_on_a_collective_all_get_the_same_clear_error(case, differs):
@@ -348,3 +354,47 @@ def test_launcher_variables_that_are_no_numbers_are_named(monkeypatch, name):
     with pytest.raises(ValueError, match=f"environment variable {name} must be a whole number"):
         dist.init_process_group()
     assert not dist.is_initialized()
+
+
+# catches: a MASTER_PORT outside 1..65535 accepted (and failing later in the socket layer),
+# a tcp:// port that is no number reported by urllib without naming init_process_group
+def test_ports_out_of_range_or_no_number_are_named(monkeypatch):
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    for port in ("0", "-1", "70000"):
+        monkeypatch.setenv("MASTER_PORT", port)
+        with pytest.raises(ValueError, match=f"MASTER_PORT must be a port number .* {port}"):
+            dist.init_process_group()
+    with pytest.raises(ValueError, match="init_process_group: init_method .*notaport.* no valid"):
+        dist.init_process_group(init_method="tcp://127.0.0.1:notaport", rank=0, world_size=1)
+    assert not dist.is_initialized()
+
+
+# catches: async_op="x" taken as true, a process group that is no group failing with an
+# AttributeError, DDP's flags "yes"/"no"/2 taken as true, device_ids on a CPU module ignored
+def test_flags_and_groups_of_the_wrong_kind_are_named(solo_group):
+    with pytest.raises(TypeError, match="barrier: async_op must be a bool, but got str 'x'"):
+        dist.barrier(async_op="x")
+    with pytest.raises(TypeError, match="all_reduce: async_op must be a bool"):
+        dist.all_reduce(minitorch.ones(1), async_op=1)
+    with pytest.raises(TypeError, match="all_reduce: group must be a ProcessGroup .* int 3"):
+        dist.all_reduce(minitorch.ones(1), group=3)
+    model = minitorch.nn.Linear(2, 1)
+    DDP = dist.DistributedDataParallel
+    for flag, value in [
+        ("find_unused_parameters", "yes"),
+        ("broadcast_buffers", "no"),
+        ("gradient_as_bucket_view", 2),
+    ]:
+        with pytest.raises(TypeError, match=f"DistributedDataParallel: {flag} must be a bool"):
+            DDP(model, **{flag: value})
+    with pytest.raises(TypeError, match="process_group must be a ProcessGroup .* int 3"):
+        DDP(model, process_group=3)
+    with pytest.raises(TypeError, match="device_ids must be None or a list of one device"):
+        DDP(model, device_ids="cuda")
+    with pytest.raises(ValueError, match="device_ids can only be None or contain a single"):
+        DDP(model, device_ids=[0, 1])
+    with pytest.raises(ValueError, match="device_ids and output_device arguments only work"):
+        DDP(model, device_ids=[0])
+    assert DDP(model).world_size == 1

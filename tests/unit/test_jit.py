@@ -460,8 +460,8 @@ def test_script_calls_other_functions_and_submodules():
         ("def f(x):\n    with mt.no_grad():\n        y = x\n    return y\n", "'with' statement"),
         ("def f(x):\n    return [x * i for i in range(3)]\n", "list comprehension"),
         (
-            "def f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n",
-            "return is supported",
+            "def f(x):\n    for i in range(3):\n        return x\n    return -x\n",
+            "return inside a loop is not supported",
         ),
         ("def f(x):\n    return x < 1 < 2\n", "chained comparisons"),
     ],
@@ -478,16 +478,13 @@ def test_script_errors_point_at_the_line(tmp_path, source, message):
 
 # --- minitorch.compile ------------------------------------------------------------------------
 def test_compile_recompiles_on_a_broken_guard_and_names_it():
-    calls = []
-
     def f(x, scale):
-        calls.append(1)
         return x * scale
 
     cf = mt.compile(f)
     cf(mt.ones(2, 3), 2.0)
     cf(mt.ones(2, 3), 2.0)
-    assert len(calls) == 1  # the second call ran the cached graph
+    assert cf.frame_count == 1  # the second call ran the cached graph
     cf(mt.ones(4, 3), 2.0)
     assert "size mismatch at index 0. expected 2, actual 4" in cf.recompile_reasons[-1]
     cf(mt.ones(4, 3), 3.0)

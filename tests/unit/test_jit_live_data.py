@@ -4,7 +4,10 @@ targets are values the graph reads, never constants baked in at trace time."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pytest
 
 import minitorch as mt
 import minitorch.nn.functional as F
@@ -206,3 +209,59 @@ def test_script_names_star_args_instead_of_miscounting_arguments() -> None:
 
     with pytest.raises(jit.ScriptError, match=r"_variadic takes \*rest: TorchScript compiles"):
         jit.script(_variadic)
+
+
+# --- a scripted submodule inside a trace keeps its control flow (issue 25 item 3) ---------
+class _ScriptedGate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x + 3
+        return y
+
+
+class _HoldsAGate(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.gate = jit.script(_ScriptedGate())
+
+    def forward(self, x):
+        return self.gate(self.fc(x)) * 2
+
+
+def test_a_trace_records_a_scripted_submodules_if_not_the_branch_it_took() -> None:
+    # catches: the branch taken at trace time baked in (a negative input took the other)
+    model = _HoldsAGate()
+    traced = jit.trace(model, mt.ones(2) * 10)
+    assert traced.graph.op_counts()["If"] == 1
+    for x in (mt.ones(2) * 10, -mt.ones(2) * 10):
+        np.testing.assert_allclose(traced(x).detach().numpy(), model(x).detach().numpy())
+    compiled = mt.compile(model)  # compile traces too: the same If in its graph
+    for x in (-mt.ones(2) * 10, mt.ones(2) * 10):
+        np.testing.assert_allclose(compiled(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_trace_that_read_input_sizes_runs_other_sizes_as_eager_does() -> None:
+    # catches: x.view(x.shape[0], -1) traced at batch 2 giving shape (2, 18) for a batch of
+    # 4 (PyTorch's trace records sizes as ops; here the function is traced at the new size)
+    def flatten(x):
+        return x.view(x.shape[0], -1) / x.shape[0]
+
+    traced = jit.trace(flatten, mt.ones(2, 3, 3))
+    with pytest.warns(jit.TracerWarning, match="read input sizes as Python numbers"):
+        got = traced(mt.ones(4, 3, 3))
+    assert got.shape == (4, 9) and got.tolist() == flatten(mt.ones(4, 3, 3)).tolist()
+    # tracing again at a new size is that call: BatchNorm's statistics (its batch mean
+    # divides by the size) are updated once per call, as in eager mode
+    mt.manual_seed(0)
+    xs = [mt.randn(b, 3) for b in (4, 6, 6, 8)]
+    traced_bn, eager_bn = nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+    bn = jit.trace(traced_bn, xs[0])
+    eager_bn(xs[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jit.TracerWarning)
+        for x in xs[1:]:
+            np.testing.assert_allclose(bn(x).detach().numpy(), eager_bn(x).detach().numpy())
+    np.testing.assert_allclose(traced_bn.running_mean.numpy(), eager_bn.running_mean.numpy())

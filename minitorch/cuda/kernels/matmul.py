@@ -139,6 +139,12 @@ def register_blocked_kernel(tile: int, r: int, tile_k: int, dtype: str = "float3
 
 
 def _prepare(a: Any, b: Any) -> tuple[Any, Any, Any, int, int, int]:
+    for name, x in (("a", a), ("b", b)):
+        if not (hasattr(x, "ndim") and hasattr(x, "dtype") and hasattr(x, "shape")):
+            raise TypeError(
+                f"matmul kernels: {name} must be a numpy or cupy array, but got "
+                f"{type(x).__name__} (np.asarray it, or .numpy() a Tensor)"
+            )
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(
             f"matmul kernels: need (m, k) @ (k, n) matrices, got shapes {a.shape} and {b.shape}"
