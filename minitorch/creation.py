@@ -283,3 +283,20 @@ def randn_like(
     t: Tensor, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
 ) -> Tensor:
     return _like(randn, t, dtype, device, generator=generator)
+
+
+def get_default_device() -> Any:
+    """The device factory functions make tensors on when no ``device=`` is given: the CPU."""
+    return as_device(None)
+
+
+def set_default_device(device: Any) -> None:
+    """PyTorch's default device for factory functions. minitorch's is the CPU, always:
+    ``set_default_device("cpu")`` (or None) is accepted; another device is refused (give
+    ``device=`` to the factory, or move tensors with ``.to(device)``)."""
+    target = as_device(device, "set_default_device")
+    if target.type != "cpu":
+        raise NotImplementedError(
+            f"set_default_device: minitorch makes tensors on the CPU unless a factory is given "
+            f"device=; pass device={str(target)!r} to it (or use .to({str(target)!r})) instead"
+        )

@@ -14,6 +14,10 @@ import math
 
 import numpy as np
 
+#: The package name dtypes (and ``Size``) print with: ``minitorch.float32``, or
+#: ``torch.float32`` when PyTorch code runs on minitorch (``minitorch.as_torch``).
+display_name = "minitorch"
+
 
 class dtype:  # noqa: N801 - PyTorch's spelling
     """A tensor element type such as ``minitorch.float32``; wraps a numpy dtype."""
@@ -30,8 +34,11 @@ class dtype:  # noqa: N801 - PyTorch's spelling
     def is_floating_point(self) -> bool:
         return is_floating(self.np)
 
+    #: True for the quantized types (``qint8``, ``quint8``), which no ordinary tensor has.
+    is_quantized = False
+
     def __repr__(self) -> str:
-        return f"minitorch.{self.name}"
+        return f"{display_name}.{self.name}"
 
     def __reduce__(self):  # dtypes are singletons; copying one gives the same object
         return (_by_name, (self.name,))
@@ -55,6 +62,13 @@ class _LazyDtype(dtype):
         return self._np
 
 
+class _QuantizedDtype(dtype):
+    """``qint8`` / ``quint8``: the element types of quantized tensors, 8-bit integers that
+    stand for real numbers (``minitorch.quantization``); no ordinary tensor has them."""
+
+    is_quantized = True
+
+
 float16 = dtype("float16", np.float16)
 bfloat16 = _LazyDtype("bfloat16", "ml_dtypes")
 float32 = dtype("float32", np.float32)
@@ -66,8 +80,12 @@ int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool = dtype("bool", np.bool_)  # noqa: A001 - PyTorch's name
 
+qint8 = _QuantizedDtype("qint8", np.int8)
+quint8 = _QuantizedDtype("quint8", np.uint8)
+
+# PyTorch's other names of the same types (``torch.float`` is ``torch.float32``).
 half, float, double = float16, float32, float64  # noqa: A001
-long, int = int64, int32  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
 
 _ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
 _BY_NP = {d.np: d for d in _ALL if d is not bfloat16}  # bfloat16's is added on first use
@@ -81,7 +99,7 @@ def is_floating(np_dtype: np.dtype) -> builtins.bool:
 
 
 def _by_name(name: str) -> dtype:
-    return next(d for d in _ALL if d.name == name)
+    return next(d for d in (*_ALL, qint8, quint8) if d.name == name)
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
@@ -101,6 +119,12 @@ def as_dtype(value: object, op: str = "dtype") -> dtype:
     """Accept a minitorch dtype, a numpy dtype, a Python type or a name like ``"float32"``;
     anything else is a TypeError naming ``op``."""
     if isinstance(value, dtype):
+        if value.is_quantized:
+            raise TypeError(
+                f"{op}: {value!r} is a quantized dtype: quantized tensors are made by "
+                "minitorch.quantization (quantize_per_tensor, quantize_dynamic), not by "
+                "tensor creation or .to()"
+            )
         return value
     if value is builtins.float:
         return _default_float

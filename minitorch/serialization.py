@@ -12,7 +12,11 @@ keyed by int). Tuples stay tuples; dict subclasses (``OrderedDict``) load as ``d
 Tensors are saved by value: a view is saved as a contiguous copy of what it shows, two
 entries sharing memory load as two independent tensors, and a cuda tensor is saved from
 a host copy. Loaded tensors are on ``map_location`` (default cpu) with
-``requires_grad=False``.
+``requires_grad=False``. The file does not record the device a tensor was saved from:
+to ``map_location`` given as PyTorch's dict (``{"cuda:0": "cuda:1"}``) or function
+(``lambda storage, location: storage``) every tensor comes from location ``"cpu"``.
+``weights_only`` is accepted for PyTorch's sake: minitorch only ever loads data, which
+is what ``weights_only=True`` asks of PyTorch.
 
 File format, version 1 (all integers little-endian)::
 
@@ -267,15 +271,55 @@ def _fsync_directory(directory: str) -> None:
 
 
 # --- load -------------------------------------------------------------------------------
-def load(f: PathOrFile, map_location: str | device | None = None) -> Any:
-    """Read an object written by ``save``; tensors go to ``map_location`` (default cpu)."""
-    if map_location is not None and not isinstance(map_location, (str, device)):
+def load(
+    f: PathOrFile,
+    map_location: str | device | dict | Callable | None = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+) -> Any:
+    """Read an object written by ``save``; tensors go to ``map_location`` (default cpu):
+    a device, a dict from location to location, or ``fn(tensor, location)`` returning
+    the tensor to use (see the module docstring)."""
+    if weights_only is not None and not isinstance(weights_only, bool):
+        raise TypeError(f"load: weights_only must be a bool or None, got {weights_only!r}")
+    if mmap:
+        raise NotImplementedError("load: mmap=True is not supported; the file is read whole")
+    relocate = None
+    if isinstance(map_location, dict):
+        map_location = map_location.get("cpu", "cpu")  # (every tensor comes from "cpu")
+    elif callable(map_location) and not isinstance(map_location, (str, device)):
+        relocate, map_location = map_location, None
+    elif map_location is not None and not isinstance(map_location, (str, device)):
         raise TypeError(
-            f"load: map_location must be None, a device or a string like 'cpu' or 'cuda:0', "
-            f"got {type(map_location).__name__}"
+            f"load: map_location must be None, a device, a string like 'cpu' or 'cuda:0', a "
+            f"dict or a function, got {type(map_location).__name__}"
         )
     target = as_device(map_location, "load")
     name, data = _read(f)
+    if relocate is not None:
+        return _relocate(_load(name, data, target), relocate)
+    return _load(name, data, target)
+
+
+def _relocate(obj: Any, fn: Callable) -> Any:
+    """Pass each tensor of a loaded object through ``fn(tensor, "cpu")``."""
+    if isinstance(obj, Tensor):
+        out = fn(obj, "cpu")
+        if not isinstance(out, Tensor):
+            raise TypeError(
+                f"load: map_location returned a {type(out).__name__}, not a Tensor (it is "
+                "called as map_location(tensor, location))"
+            )
+        return out
+    if isinstance(obj, dict):
+        return {k: _relocate(v, fn) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_relocate(v, fn) for v in obj)
+    return obj
+
+
+def _load(name: str, data: bytes, target: device) -> Any:
     try:
         root, data_start = _check_file(name, data)
         return _Decoder(name, data, data_start, target).node(root, "obj")

@@ -442,6 +442,36 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A copy with storage of its own (``copy.deepcopy(model)``); leaves only, as in
+        PyTorch: a tensor some op made would lose its history. A Parameter stays one."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment (this one has grad_fn "
+                f"{type(self.grad_fn).__name__}); copy .detach() instead"
+            )
+        new = Tensor._from_array(self._data.copy())
+        new.__class__ = type(self)
+        new._requires_grad = self._requires_grad
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        return new
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        """Pickling, for passing tensors between processes (DataLoader workers, spawn):
+        the values (a contiguous host copy), device, requires_grad and class. Model files
+        never use pickle (``minitorch.save``)."""
+        if self.grad_fn is not None and self._requires_grad:
+            raise RuntimeError(
+                "Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+                "autograd does not support crossing process boundaries. If you just want to "
+                "transfer the data, call detach() on the tensor before serializing"
+            )
+        host = np.ascontiguousarray(self.cpu()._data)
+        return (_rebuild, (type(self), host, str(self.device), self._requires_grad))
+
     # --- indexing -----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Tensor:
         return ops.getitem(self, index)
@@ -479,6 +509,18 @@ class Tensor:
 
     def __rpow__(self, other: Any) -> Tensor:
         return ops.pow(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return ops.remainder(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return ops.floor_divide(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         return ops.matmul(self, other)
@@ -598,6 +640,155 @@ class Tensor:
     def any(self) -> Tensor:
         return ops.any(self)
 
+    # --- more elementwise maths (minitorch.ops.unary) -------------------------------------
+    def sin(self) -> Tensor:
+        return ops.sin(self)
+
+    def cos(self) -> Tensor:
+        return ops.cos(self)
+
+    def tan(self) -> Tensor:
+        return ops.tan(self)
+
+    def asin(self) -> Tensor:
+        return ops.asin(self)
+
+    def acos(self) -> Tensor:
+        return ops.acos(self)
+
+    def atan(self) -> Tensor:
+        return ops.atan(self)
+
+    def sinh(self) -> Tensor:
+        return ops.sinh(self)
+
+    def cosh(self) -> Tensor:
+        return ops.cosh(self)
+
+    def asinh(self) -> Tensor:
+        return ops.asinh(self)
+
+    def acosh(self) -> Tensor:
+        return ops.acosh(self)
+
+    def atanh(self) -> Tensor:
+        return ops.atanh(self)
+
+    arcsin, arccos, arctan = asin, acos, atan
+    arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+    def log1p(self) -> Tensor:
+        return ops.log1p(self)
+
+    def expm1(self) -> Tensor:
+        return ops.expm1(self)
+
+    def log2(self) -> Tensor:
+        return ops.log2(self)
+
+    def log10(self) -> Tensor:
+        return ops.log10(self)
+
+    def reciprocal(self) -> Tensor:
+        return ops.reciprocal(self)
+
+    def rsqrt(self) -> Tensor:
+        return ops.rsqrt(self)
+
+    def square(self) -> Tensor:
+        return ops.square(self)
+
+    def floor(self) -> Tensor:
+        return ops.floor(self)
+
+    def ceil(self) -> Tensor:
+        return ops.ceil(self)
+
+    def round(self, decimals: int = 0) -> Tensor:
+        return ops.round(self, decimals=decimals)
+
+    def trunc(self) -> Tensor:
+        return ops.trunc(self)
+
+    fix = trunc
+
+    def frac(self) -> Tensor:
+        return ops.frac(self)
+
+    def remainder(self, other: Any) -> Tensor:
+        return ops.remainder(self, other)
+
+    def fmod(self, other: Any) -> Tensor:
+        return ops.fmod(self, other)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        return ops.floor_divide(self, other)
+
+    def isnan(self) -> Tensor:
+        return ops.isnan(self)
+
+    def isinf(self) -> Tensor:
+        return ops.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return ops.isfinite(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        return ops.clamp(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
+        return ops.clamp(self, min=min)
+
+    def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
+        return ops.clamp(self, max=max)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        return ops.clamp_(self, min, max)
+
+    clip_ = clamp_
+
+    def norm(
+        self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+    ) -> Tensor:
+        """The ``p``-norm of all elements, or along ``dim`` (``torch.norm``)."""
+        return ops.norm(self, p, dim, keepdim, dtype)
+
+    def equal(self, other: Any) -> bool:
+        return ops.equal(self, other)
+
+    def allclose(
+        self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> bool:
+        return ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def isclose(
+        self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> Tensor:
+        return ops.isclose(self, other, rtol, atol, equal_nan)
+
+    # --- picking and masking (minitorch.ops.selection) ------------------------------------
+    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
+        return ops.masked_fill(self, mask, value)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return ops.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return ops.triu(self, diagonal)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return ops.topk(self, k, dim, largest, sorted)
+
+    def multinomial(
+        self, num_samples: int, replacement: bool = False, *, generator: Any = None
+    ) -> Tensor:
+        return ops.multinomial(self, num_samples, replacement, generator=generator)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple:
+        return ops.split(self, split_size, dim)
+
     # --- views and copies ---------------------------------------------------------------
     def view(self, *shape: Any) -> Tensor:
         return ops.view(self, *shape)
@@ -690,6 +881,16 @@ class Tensor:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+
+
+def _rebuild(cls: type, array: np.ndarray, device_name: str, requires_grad: bool) -> Tensor:
+    """Unpickle a tensor (``Tensor.__reduce_ex__``)."""
+    t = Tensor._from_array(array)
+    if device_name != "cpu":
+        t = t.to(device_name)
+    t.__class__ = cls
+    t._requires_grad = requires_grad
+    return t
 
 
 def _notify_conversion(t: Tensor, kind: str, result: Any) -> None:

@@ -6,6 +6,7 @@
 - ``gradcheck``: compares analytic gradients with finite differences.
 
 - ``graph``: the layer of ``Function.apply`` that records the graph (nodes, saved tensors).
+- ``variable``: ``Variable``, PyTorch's deprecated alias that returns a Tensor.
 
 Importing this package puts the recording layer on ``apply``'s stack.
 """
@@ -17,6 +18,7 @@ from .engine import backward, grad, queue_callback
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
+from .variable import Variable
 
 __all__ = [
     "AccumulateGrad",
@@ -37,4 +39,5 @@ __all__ = [
     "set_detect_anomaly",
     "set_grad_enabled",
     "unbroadcast",
+    "Variable",
 ]

@@ -281,6 +281,7 @@ def _run(
             while ready:
                 fn = ready.pop()
                 results = run.node(fn, pending.pop(fn, None))
+                leaves = []
                 for j, (child, nr) in enumerate(fn.next_functions):
                     if child is None:
                         continue
@@ -292,7 +293,10 @@ def _run(
                         slots[nr] = results[j] if old is None else add(old, results[j])
                     deps[child] -= 1
                     if deps[child] == 0:  # every contribution has arrived
-                        ready.append(child)
+                        (leaves if type(child) is AccumulateGrad else ready).append(child)
+                # a leaf's gradient is accumulated as soon as it is complete (PyTorch runs
+                # AccumulateGrad first), whatever its place among the node's edges
+                ready.extend(leaves)
             for callback in _callbacks.stack[-1]:
                 callback()
     finally:

@@ -29,7 +29,8 @@ class Node(Context):
     """A node of the backward graph, i.e. a ``grad_fn``: the ctx of one recorded op.
 
     Each Function gets its own subclass, named like PyTorch's (``Mul`` records a
-    ``MulBackward``), whose ``_function`` is the Function whose ``backward`` it runs.
+    ``MulBackward0``, a Function of your own ``MyFnBackward``: see ``node_class``), whose
+    ``_function`` is the Function whose ``backward`` it runs.
     """
 
     __slots__ = (
@@ -42,6 +43,9 @@ class Node(Context):
     )
 
     _function: ClassVar[Any] = None
+    #: The order of the op's arguments on ``next_functions``, where PyTorch's node lists
+    #: them in another one (its ``addmm`` takes the bias first); None: the op's own order.
+    _edge_order: ClassVar[tuple[int, ...] | None] = None
     # Rarely used state lives in the instance __dict__, with these class-level defaults.
     _freed: bool = False
     _pre_hooks: dict | None = None  # output_nr -> {key: hook} (hooks of non-leaf tensors)
@@ -193,13 +197,26 @@ def new_node(cls: type[Function], args: tuple) -> Node:
                 edges.append((None, 0))
         else:
             needs.append(False)
-    node = (_NODE_CLASSES.get(cls) or node_class(cls))(tuple(needs))
+    made = _NODE_CLASSES.get(cls) or node_class(cls)
+    if type(made) is _Overloads:  # the op's node name depends on its arguments
+        made = made.pick(args)
+    node = made(tuple(needs))
+    if made._edge_order is not None:  # PyTorch lists this node's inputs in another order
+        edges, positions, meta = _reorder(made._edge_order, edges, positions, meta)
     node.next_functions = tuple(edges)
     node._input_pos = tuple(positions)
     node._input_meta = tuple(meta)
     if _anomaly.enabled:
         node._trace = forward_trace()
     return node
+
+
+def _reorder(order: tuple, edges: list, positions: list, meta: list) -> tuple:
+    """The edges (and their argument positions and metadata) in ``order``, a list of
+    argument positions; arguments that were no tensor are skipped."""
+    at = {pos: k for k, pos in enumerate(positions)}
+    picked = [at[pos] for pos in order if pos in at]
+    return [edges[k] for k in picked], [positions[k] for k in picked], [meta[k] for k in picked]
 
 
 def gradient_edge(t: Tensor) -> tuple[Node, int]:
@@ -242,26 +259,64 @@ def leaf_accumulator(t: Any) -> AccumulateGrad:
     return acc
 
 
-_NODE_CLASSES: dict[type, type] = {}  # op -> the class of the nodes it records
+_NODE_CLASSES: dict[type, Any] = {}  # op -> the class of the nodes it records (or _Overloads)
 
 
-def node_class(op: type[Function]) -> type[Node]:
-    """The graph-node class an op records (``Mul`` records a ``MulBackward``), made on first
-    use. An op may declare ``records_as``, the op whose node it records (``add_`` records an
-    ``AddBackward``, as in PyTorch)."""
+def node_class(op: type[Function]) -> Any:
+    """The graph-node class an op records, made on first use, named as PyTorch names it.
+
+    A Function of your own records ``<Name>Backward`` (``MyReLU`` records
+    ``MyReLUBackward``); the package's ops record PyTorch's names, which number the
+    overloads of an op: ``Mul`` records ``MulBackward0``. An op whose name in PyTorch is
+    another one declares ``grad_fn_name``: a string (``"AddmmBackward0"``), or a function
+    of the op's arguments where PyTorch's name depends on them (``x.sum()`` records
+    ``SumBackward0``, ``x.sum(1)`` ``SumBackward1``); then the result is an ``_Overloads``,
+    which makes one class per name. An op may also declare ``records_as``, the op whose
+    node it records (``add_`` records an ``AddBackward0``, as in PyTorch).
+    """
     cls = _NODE_CLASSES.get(op)
     if cls is None:
         target = op.__dict__.get("records_as") or op
         if target is not op:
             cls = node_class(target)
         else:
-            cls = type(
-                f"{op.__name__}Backward",
-                (Node,),
-                {"__slots__": (), "_function": op, "__module__": op.__module__},
-            )
+            name = getattr(op, "grad_fn_name", None)
+            if callable(name):
+                cls = _Overloads(op, name)
+            else:
+                cls = _make_node_class(op, name or default_node_name(op))
         _NODE_CLASSES[op] = cls
     return cls
+
+
+def default_node_name(op: type[Function]) -> str:
+    """``MulBackward0`` for an op of the package (PyTorch's first overload), and
+    ``MyFnBackward`` for a Function defined anywhere else, as PyTorch names them."""
+    if op.__module__.startswith("minitorch.") and not op.__module__.startswith("minitorch.mine"):
+        return f"{op.__name__}Backward0"
+    return f"{op.__name__}Backward"
+
+
+def _make_node_class(op: type[Function], name: str) -> type[Node]:
+    """A Node subclass called ``name`` that runs ``op``'s backward; ``grad_fn_edges`` on
+    the op (name -> argument positions) orders its edges as PyTorch's node does."""
+    order = getattr(op, "grad_fn_edges", {}).get(name)
+    attrs = {"__slots__": (), "_function": op, "__module__": op.__module__, "_edge_order": order}
+    return type(name, (Node,), attrs)
+
+
+class _Overloads:
+    """The node classes of an op whose name depends on its arguments, one per name."""
+
+    def __init__(self, op: type[Function], name_of: Any) -> None:
+        self.op, self.name_of, self.classes = op, name_of, {}
+
+    def pick(self, args: tuple) -> type[Node]:
+        name = self.name_of(*args)
+        cls = self.classes.get(name)
+        if cls is None:
+            cls = self.classes[name] = _make_node_class(self.op, name)
+        return cls
 
 
 class Autograd(Layer):
@@ -343,6 +398,8 @@ class CopySlices(Function):
     """The record of an in-place op through a view: the base's new value is the old base
     with the view's region replaced by ``op(view, *args)``. Backward sends the region's
     gradient through the op's own backward (``ctx.inner``) and the rest straight on."""
+
+    grad_fn_name = "CopySlices"  # PyTorch's name (no "Backward")
 
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:

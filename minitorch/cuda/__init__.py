@@ -29,6 +29,20 @@ from .errors import (
     UninitializedReadError,
     WarpDivergenceError,
 )
+from .memory import (  # torch.cuda's memory and device functions
+    current_device,
+    empty_cache,
+    get_device_name,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+    synchronize,
+)
 
 jit.gpu_launcher = gpu.launch  # kernels launched on cupy arrays run on the GPU
 

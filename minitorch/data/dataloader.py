@@ -1,7 +1,9 @@
-"""DataLoader: iterate over a dataset in (shuffled) batches, in the main process."""
+"""DataLoader: iterate over a dataset in (shuffled) batches, in the main process or in
+worker processes (``num_workers > 0``: ``minitorch.data.worker``)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -19,7 +21,10 @@ class DataLoader:
     from ``generator``) and are grouped by a ``BatchSampler`` of ``batch_size`` (or by
     your own ``batch_sampler``); each group of samples goes through ``collate_fn``
     (``default_collate``). ``batch_size=None`` turns batching off and yields single
-    samples. Loading is single-process: ``num_workers`` must be 0.
+    samples. ``num_workers > 0`` loads batches in that many worker processes, seeded as
+    PyTorch's (see ``minitorch.data.worker``: ``worker_init_fn``, ``get_worker_info``,
+    ``prefetch_factor``, ``persistent_workers``, ``timeout``). ``pin_memory`` pins nothing
+    (numpy has no page-locked host memory); without a GPU it warns, as PyTorch does.
     """
 
     def __init__(
@@ -31,10 +36,26 @@ class DataLoader:
         batch_sampler: Sampler | Iterable | None = None,
         num_workers: int = 0,
         collate_fn: Callable[[list], Any] | None = None,
+        pin_memory: bool = False,
         drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], Any] | None = None,
+        multiprocessing_context: Any = None,
         generator: Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
     ) -> None:
-        _check_workers(num_workers)
+        _check_workers(num_workers, prefetch_factor, persistent_workers, timeout)
+        if worker_init_fn is not None:
+            as_callable(worker_init_fn, "DataLoader", "worker_init_fn")
+        if as_bool(pin_memory, "DataLoader", "pin_memory") and not _accelerator():
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then "
+                "device pinned memory won't be used.",
+                UserWarning,
+                stacklevel=2,
+            )
         if not hasattr(dataset, "__getitem__"):
             raise TypeError(
                 f"DataLoader: dataset must support indexing (a Dataset, list or tensor), but got "
@@ -71,12 +92,31 @@ class DataLoader:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.prefetch_factor = 2 if prefetch_factor is None and num_workers else prefetch_factor
+        self.persistent_workers = persistent_workers
         self.generator = generator
+        self._workers: Any = None  # the persistent workers' iterator
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers:
+            if self.persistent_workers and self._workers is not None:
+                return self._workers.reset()
+            from .worker import MultiProcessIter
+
+            it = MultiProcessIter(self)
+            if self.persistent_workers:
+                self._workers = it
+            return it
+        return self._single_process()
+
+    def _single_process(self) -> Iterator[Any]:
         if self.batch_sampler is None:  # batching off: one sample at a time
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
@@ -89,15 +129,35 @@ class DataLoader:
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
 
-def _check_workers(num_workers: int) -> None:
+def _check_workers(
+    num_workers: int, prefetch_factor: int | None, persistent_workers: bool, timeout: float
+) -> None:
+    """The worker options, checked with PyTorch's messages."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
         raise ValueError(
             f"DataLoader: num_workers option should be a non-negative integer, got "
             f"{num_workers!r}; use num_workers=0 to load in the main process"
         )
-    if num_workers > 0:
-        raise NotImplementedError(
-            f"DataLoader: num_workers={num_workers} is not supported; minitorch loads data in "
-            "the main process only (num_workers=0). Worker processes speed up slow, "
-            "disk-bound datasets, which the course does not need."
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError(
+            "prefetch_factor option could only be specified in multiprocessing. let "
+            "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
         )
+    if prefetch_factor is not None and (
+        isinstance(prefetch_factor, bool)
+        or not isinstance(prefetch_factor, int)
+        or prefetch_factor < 1
+    ):
+        raise ValueError(
+            f"DataLoader: prefetch_factor should be a positive integer, got {prefetch_factor!r}"
+        )
+    if as_bool(persistent_workers, "DataLoader", "persistent_workers") and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise ValueError(f"timeout option should be non-negative, got {timeout!r}")
+
+
+def _accelerator() -> bool:
+    from .. import cuda
+
+    return cuda.is_available()

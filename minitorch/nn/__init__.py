@@ -1,11 +1,12 @@
 """``minitorch.nn``: modules, layers, losses, initialisation and utilities."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .containers import ModuleDict, ModuleList, Sequential
-from .conv import AvgPool2d, Conv2d, Embedding, MaxPool2d
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, Embedding, MaxPool2d
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .parameter import Parameter

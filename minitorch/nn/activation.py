@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from ..checks import as_number
+from ..checks import as_bool, as_number
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
 
 class ReLU(Module):
+    """``max(x, 0)``; ``inplace=True`` writes the result into ``x`` (PyTorch's option, to
+    save memory)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = as_bool(inplace, "ReLU", "inplace")
+
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -57,14 +67,15 @@ class LogSoftmax(Softmax):
 class Dropout(Module):
     """Drops activations at random in training mode; does nothing in eval mode."""
 
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability has to be between 0 and 1, but got {p}")
         self.p = as_number(p, "Dropout", "p", low=0.0, high=1.0)
+        self.inplace = as_bool(inplace, "Dropout", "inplace")
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"

@@ -61,7 +61,7 @@ class Conv2d(Module):
         return text
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
         name = type(self).__name__
@@ -71,16 +71,75 @@ class MaxPool2d(Module):
         F._pair(padding, name, "padding")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(MaxPool2d):
+def _only_default(name: str, option: str, value: object, default: object) -> None:
+    """PyTorch's pooling options minitorch does not have: only their default is accepted."""
+    if value != default:
+        raise NotImplementedError(
+            f"{name}: {option}={value!r} is not supported (only {option}={default!r})"
+        )
+
+
+class MaxPool2d(_Pool2d):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
+        super().__init__(kernel_size, stride, padding)
+        for option, value, default in (
+            ("dilation", dilation, 1),
+            ("return_indices", return_indices, False),
+            ("ceil_mode", ceil_mode, False),
+        ):
+            _only_default("MaxPool2d", option, value, default)
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+
+
+class AvgPool2d(_Pool2d):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        super().__init__(kernel_size, stride, padding)
+        for option, value, default in (
+            ("ceil_mode", ceil_mode, False),
+            ("count_include_pad", count_include_pad, True),
+            ("divisor_override", divisor_override, None),
+        ):
+            _only_default("AvgPool2d", option, value, default)
+
     def forward(self, x: Tensor) -> Tensor:
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed ``output_size`` (an int, or a pair whose None entries
+    keep the input's size): window ``i`` of ``out`` along a dim of ``n`` covers
+    ``[floor(i n / out), ceil((i + 1) n / out))``, as in PyTorch."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+        F.adaptive_output_size(output_size, (1, 1))  # (checks it)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
 
 
 class Embedding(Module):

@@ -11,15 +11,17 @@ import math
 from typing import Any
 
 from .. import ops
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
 from ..backend import array_module_of
 from ..checks import as_number, as_reduction, as_tensor
 from ..creation import arange, rand, zeros
 from ..function import Context, Function
+from ..ops.elementwise import _promote, unbroadcast
 from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
+from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
 
 def _pair(
@@ -36,7 +38,10 @@ def _pair(
 
 
 # --- activations --------------------------------------------------------------------------
-def relu(x: Tensor) -> Tensor:
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``; ``inplace`` writes it into ``x`` and returns ``x``."""
+    if inplace:
+        return ops.copy_(x, ops.relu(x))
     return ops.relu(x)
 
 
@@ -70,8 +75,11 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
+    (written into ``x`` with ``inplace``)."""
+    if inplace and training and p != 0.0:
+        return ops.copy_(x, dropout(x, p, training))
     isinstance(x, Tensor) or as_tensor(x, "dropout")
     if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
@@ -110,6 +118,17 @@ class Linear(Function):
     the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
 
     dtypes = "same kind"
+    # PyTorch's linear is addmm(bias, x, weight.T) on a 2-d input (its node lists the bias
+    # first), mm without a bias, and a view of the product for other inputs.
+    grad_fn_edges = {"AddmmBackward0": (2, 0, 1)}
+
+    @staticmethod
+    def grad_fn_name(x: Any, weight: Any, bias: Any = None) -> str:
+        if x.ndim == 2:
+            return "MmBackward0" if bias is None else "AddmmBackward0"
+        if bias is not None:
+            return "ViewBackward0"
+        return "SqueezeBackward4" if x.ndim == 1 else "UnsafeViewBackward0"
 
     @staticmethod
     def forward(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
@@ -238,6 +257,8 @@ def _windows_view(x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> Any:
 class Unfold(Function):
     """im2col: (N, C, H, W) -> (N, C*kh*kw, L), one column per output position."""
 
+    grad_fn_name = "Im2ColBackward0"
+
     @staticmethod
     def forward(ctx: Context, x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> Any:
         ctx.geometry = (x.shape, kernel, stride, dilation)
@@ -253,6 +274,8 @@ class Unfold(Function):
 
 class Fold(Function):
     """col2im, the adjoint of Unfold: adds every column back into the (N, C, H, W) image."""
+
+    grad_fn_name = "Col2ImBackward0"
 
     @staticmethod
     def forward(
@@ -389,6 +412,7 @@ class TileMax(Function):
     """Max pooling over kh x kw tiles that cover the image: (N, C, H, W) -> (N, C, H/kh, W/kw)."""
 
     name = "max_pool2d"
+    grad_fn_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
     def forward(ctx: Context, x: Any, kernel: tuple) -> Any:
@@ -513,12 +537,38 @@ class _Loss(Function):
     kind = "composite"
 
 
-class MseLoss(_Loss):
+class MseLoss(Function):
+    """``mean((input - target)^2)`` (or its sum, or each term) as one op, recorded as one
+    ``MseLossBackward0`` node as in PyTorch; autocast runs it in float32 (by its name)."""
+
     name = "mse_loss"
 
     @staticmethod
-    def forward(input: Tensor, target: Tensor, reduction: str) -> Tensor:
-        return _reduce((input - target) ** 2, reduction, "mse_loss")
+    def forward(input: Any, target: Any, reduction: str) -> Any:
+        diff = _promote(input - target, input, target)
+        squares = diff * diff
+        if reduction == "none":
+            return squares
+        total = squares.mean() if reduction == "mean" else squares.sum()
+        return array_module_of(squares).asarray(total).astype(squares.dtype)
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        input, target, ctx.reduction = inputs
+        ctx.shapes = (input.shape, target.shape)
+        ctx.save_for_backward(input, target)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        input, target = ctx.saved_tensors
+        need_input, need_target, _ = ctx.needs_input_grad
+        scale = 2.0 / max(input.numel(), 1) if ctx.reduction == "mean" else 2.0
+        d = (input - target) * (grad * scale)  # d/d input of (input - target)^2, reduced
+        return (
+            unbroadcast(d, ctx.shapes[0]) if need_input else None,
+            unbroadcast(-d, ctx.shapes[1]) if need_target else None,
+            None,
+        )
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -538,25 +588,81 @@ def nll_loss(
 ) -> Tensor:
     """Negative log likelihood of class indices; the weighted mean divides by the weights."""
     _loss_inputs("nll_loss", log_probs, target, reduction)
+    _check_nll(log_probs, target, weight, ignore_index)
     return NllLoss.apply(log_probs, target, weight, ignore_index, reduction)
 
 
-class NllLoss(_Loss):
+class NllLoss(Function):
+    """``-w[t] * log_probs[t]`` per prediction, reduced, as one op (PyTorch's
+    ``NllLossBackward0`` node); autocast runs it in float32 (by its name). The mean
+    divides by the weights of the targets that count (``ignore_index`` ones count 0)."""
+
     name = "nll_loss"
 
     @staticmethod
+    def grad_fn_name(log_probs: Any, *rest: Any) -> str:  # an image's loss: PyTorch's 2-d op
+        return "NllLoss2DBackward0" if log_probs.ndim == 4 else "NllLossBackward0"
+
+    @staticmethod
     def forward(
-        log_probs: Tensor, target: Tensor, weight: Any, ignore_index: int, reduction: str
-    ) -> Tensor:
-        losses, weights = _nll_terms(log_probs, target, weight, ignore_index)
+        ctx: Context, log_probs: Any, target: Any, weight: Any, ignore_index: int, reduction: str
+    ) -> Any:
+        m = array_module_of(log_probs)
+        classes = 0 if log_probs.ndim == 1 else 1
+        rows = m.moveaxis(log_probs, classes, -1).reshape(-1, log_probs.shape[classes])
+        flat = target.reshape(-1)
+        keep = flat != ignore_index
+        safe = m.where(keep, flat, 0)
+        w = keep.astype(rows.dtype) if weight is None else keep * weight[safe].astype(rows.dtype)
+        losses = -rows[m.arange(rows.shape[0]), safe] * w
+        ctx.layout = (log_probs.shape, classes, safe, reduction, target.shape)
+        ctx.save_for_backward(w)
+        if reduction == "none":
+            return losses.reshape(target.shape)
+        total = losses.sum()
         if reduction == "mean":
-            return losses.sum() / weights.sum()
-        out = _reduce(losses, reduction, "nll_loss")
-        return out.reshape(target.shape) if reduction == "none" else out
+            total = total / w.sum()
+        return m.asarray(total).astype(rows.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        """Each prediction's gradient is ``-w[t] * grad`` at its target class, 0 elsewhere."""
+        (w,) = ctx.saved_tensors
+        shape, classes, safe, reduction, target_shape = ctx.layout
+        n, c = w.shape[0], shape[classes]
+        if reduction == "none":
+            scale = grad.reshape(n) * w
+        elif reduction == "mean":
+            scale = grad * w / w.sum()
+        else:
+            scale = grad * w
+        hits = arange(c, device=w.device).reshape(1, c) == Tensor._from_array(safe).reshape(n, 1)
+        rows = -(hits.to(w.dtype) * scale.reshape(n, 1))
+        moved = tuple(d for i, d in enumerate(shape) if i != classes) + (c,)
+        grad_input = rows.reshape(moved)
+        if shape and classes != len(shape) - 1:  # (N, d..., C) back to (N, C, d...)
+            order = list(range(len(shape) - 1))
+            order.insert(classes, len(shape) - 1)
+            grad_input = grad_input.permute(*order)
+        return grad_input.reshape(shape), None, None, None, None
 
 
 def _nll_terms(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int):
     """Per-prediction ``-w[t] * logp[t]`` and ``w[t]``, with ignored targets contributing 0."""
+    _check_nll(log_probs, target, weight, ignore_index)
+    rows = _classes_last(log_probs)
+    flat = target.reshape(-1)
+    keep = flat != ignore_index
+    safe = ops.where(keep, flat, 0)  # ignored rows read class 0, then get weight 0
+    picked = rows[arange(rows.shape[0], device=rows.device), safe]
+    w = keep.to(rows.dtype)
+    if weight is not None:
+        w = w * weight[safe]
+    return -(picked * w), w
+
+
+def _check_nll(log_probs: Tensor, target: Tensor, weight: Any, ignore_index: int) -> None:
+    """nll_loss's arguments: class-index targets of the right shape, in range."""
     if target.dtype.is_floating_point or target.dtype.name == "bool":
         raise TypeError(
             f"nll_loss: target must hold class indices (an integer tensor), but got dtype "
@@ -568,31 +674,25 @@ def _nll_terms(log_probs: Tensor, target: Tensor, weight: Tensor | None, ignore_
             f"have {max(log_probs.ndim - 1, 0)} dims, but got shape {target.shape}"
         )
     as_number(ignore_index, "nll_loss", "ignore_index", integer=True)
-    rows = _classes_last(log_probs)
-    if weight is not None and tuple(weight.shape) != (rows.shape[1],):
+    classes = log_probs.shape[1] if log_probs.ndim > 1 else log_probs.shape[0]
+    predictions = log_probs.numel() // max(classes, 1)
+    if weight is not None and tuple(weight.shape) != (classes,):
         raise RuntimeError(
-            f"nll_loss: weight should hold one value for each of the {rows.shape[1]} classes "
-            f"(shape ({rows.shape[1]},)), but got shape {weight.shape}"
+            f"nll_loss: weight should hold one value for each of the {classes} classes "
+            f"(shape ({classes},)), but got shape {weight.shape}"
         )
-    flat = target.reshape(-1)
-    if rows.shape[0] != flat.shape[0]:
+    if predictions != target.numel():
         raise RuntimeError(
-            f"nll_loss: expected target of {rows.shape[0]} class indices for input of shape "
+            f"nll_loss: expected target of {predictions} class indices for input of shape "
             f"{log_probs.shape}, got target shape {target.shape}"
         )
-    keep = flat != ignore_index
-    safe = ops.where(keep, flat, 0)  # ignored rows read class 0, then get weight 0
-    bad = ((safe < 0) | (safe >= rows.shape[1])).any().item()
+    flat = target.reshape(-1)
+    bad = ((flat != ignore_index) & ((flat < 0) | (flat >= classes))).any().item()
     if bad:
         raise IndexError(
-            f"nll_loss: target values must be in [0, {rows.shape[1]}) or ignore_index "
+            f"nll_loss: target values must be in [0, {classes}) or ignore_index "
             f"({ignore_index}); got {flat.tolist()[:10]}"
         )
-    picked = rows[arange(rows.shape[0], device=rows.device), safe]
-    w = keep.to(rows.dtype)
-    if weight is not None:
-        w = w * weight[safe]
-    return -(picked * w), w
 
 
 def cross_entropy(
@@ -638,12 +738,9 @@ def _cross_entropy(
         if reduction == "none":
             return losses.reshape((input.shape[0],) + tuple(input.shape[2:]))
         return _reduce(losses, reduction, "cross_entropy")
+    if label_smoothing == 0.0:  # PyTorch's graph: NllLossBackward0 <- LogSoftmaxBackward0
+        return nll_loss(log_probs, target, weight, ignore_index, reduction)
     nll, w = _nll_terms(log_probs, target, weight, ignore_index)
-    if label_smoothing == 0.0:
-        if reduction == "mean":
-            return nll.sum() / w.sum()
-        out = _reduce(nll, reduction, "cross_entropy")
-        return out.reshape(target.shape) if reduction == "none" else out
     rows = _classes_last(log_probs)
     keep = (target.reshape(-1) != ignore_index).to(rows.dtype)
     smooth = -(rows if weight is None else rows * weight).sum(dim=1) * keep
@@ -681,6 +778,11 @@ def binary_cross_entropy_with_logits(
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         if t is not None:
             broadcast_shapes(as_tensor(t, op, name).shape, input.shape, op=f"{op} ({name})")
+            if t.requires_grad and is_grad_enabled():
+                raise RuntimeError(
+                    f"The function '{op}' is not differentiable with respect to argument "
+                    f"'{name}'. This input cannot have requires_grad True."
+                )
     if input.shape != target.shape:
         raise ValueError(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same "
@@ -689,28 +791,54 @@ def binary_cross_entropy_with_logits(
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, reduction, pos_weight)
 
 
-class BinaryCrossEntropyWithLogits(_Loss):
+class BinaryCrossEntropyWithLogits(Function):
+    """Sigmoid + binary cross entropy as one op (PyTorch's
+    ``BinaryCrossEntropyWithLogitsBackward0`` node), in a form that never overflows:
+    with ``sp(z) = log(1 + e^z)``, ``-log sigmoid(x) = sp(-x)`` and the loss is
+    ``(1 - t) x + l sp(-x)``, ``l = (pos_weight - 1) t + 1`` (1 without ``pos_weight``),
+    times ``weight``. Backward: ``d/dx = w (l sigmoid(x) - pos_weight t)`` and
+    ``d/dt = w (pos_weight sp(-x) - sp(x))``; as in PyTorch, ``weight`` and ``pos_weight``
+    get no gradient."""
+
     name = "binary_cross_entropy_with_logits"
 
     @staticmethod
-    def forward(
-        input: Tensor, target: Tensor, weight: Any, reduction: str, pos_weight: Any
-    ) -> Tensor:
-        return _bce_with_logits(input, target, weight, reduction, pos_weight)
+    def forward(input: Any, target: Any, weight: Any, reduction: str, pos_weight: Any) -> Any:
+        m = array_module_of(input)
+        softplus_neg = m.maximum(-input, 0) + m.log1p(m.exp(-m.abs(input)))  # -log sigmoid
+        if pos_weight is None:
+            loss = (1 - target) * input + softplus_neg
+        else:
+            loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus_neg
+        if weight is not None:
+            loss = loss * weight
+        loss = _promote(loss, input, target)
+        if reduction == "none":
+            return loss
+        total = loss.mean() if reduction == "mean" else loss.sum()
+        return m.asarray(total).astype(loss.dtype)
 
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        input, target, weight, ctx.reduction, pos_weight = inputs
+        ctx.save_for_backward(input, target, weight, pos_weight)
 
-def _bce_with_logits(
-    input: Tensor, target: Tensor, weight: Any, reduction: str, pos_weight: Any
-) -> Tensor:
-    log_one_plus = ops.log(1 + ops.exp(-ops.abs(input)))  # log(1 + e^-|x|), always finite
-    if pos_weight is None:
-        loss = ops.relu(input) - input * target + log_one_plus
-    else:
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * (log_one_plus + ops.relu(-input))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        x, t, weight, pos_weight = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad[:2]
+        if ctx.reduction == "mean":
+            grad = grad / x.numel()
+        g = grad if weight is None else grad * weight
+        p = 1.0 if pos_weight is None else pos_weight
+        grad_x = grad_t = None
+        if need_x:
+            scale = 1.0 if pos_weight is None else (pos_weight - 1) * t + 1
+            grad_x = unbroadcast(g * (ops.sigmoid(x) * scale - p * t), x.shape)
+        if need_t:
+            softplus_neg = ops.relu(-x) + ops.log1p(ops.exp(-ops.abs(x)))
+            grad_t = unbroadcast(g * (p * softplus_neg - (softplus_neg + x)), t.shape)
+        return grad_x, grad_t, None, None, None
 
 
 register(
@@ -726,3 +854,5 @@ register(
     BinaryCrossEntropyWithLogits,
     Convolution2d,
 )
+
+from .attention import scaled_dot_product_attention  # noqa: E402, F401 (uses F.dropout)

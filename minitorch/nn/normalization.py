@@ -22,6 +22,8 @@ class _BatchNorm(Module):
         momentum: float = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
+        *,
+        bias: bool = True,
     ):
         super().__init__()
         name = type(self).__name__
@@ -31,9 +33,13 @@ class _BatchNorm(Module):
             as_number(momentum, name, "momentum", low=0.0, high=1.0)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
+        self._has_bias = bias
         if affine:
             self.weight = Parameter(ones(num_features))
-            self.bias = Parameter(zeros(num_features))
+            if bias:
+                self.bias = Parameter(zeros(num_features))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -79,7 +85,7 @@ class _BatchNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"track_running_stats={self.track_running_stats}"
+            f"bias={self._has_bias}, track_running_stats={self.track_running_stats}"
         )
 
 
@@ -98,15 +104,21 @@ class BatchNorm2d(_BatchNorm):
 class LayerNorm(Module):
     """Normalise each sample over its last dims (no batch statistics, same in train and eval)."""
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
+    def __init__(
+        self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias=True
+    ):
         super().__init__()
         normalized_shape = as_sizes((normalized_shape,), "LayerNorm")
         as_number(eps, "LayerNorm", "eps", low=0.0)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
+        self._has_bias = bias
         if elementwise_affine:
             self.weight = Parameter(ones(*self.normalized_shape))
-            self.bias = Parameter(zeros(*self.normalized_shape))
+            if bias:
+                self.bias = Parameter(zeros(*self.normalized_shape))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -116,5 +128,6 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}"
         )

@@ -68,7 +68,38 @@ from .indexing import Index, IndexPut, IndexPut_, ScatterAdd, copy_, setitem
 from .inplace import InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack
 from .linalg import MatMul
+from .norms import VectorNorm
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
+from .remainder import FloorDivide, Fmod, Remainder
+from .selection import masked_fill, multinomial, split, topk, tril, triu
+from .unary import (
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
+    Ceil,
+    Clamp,
+    Cos,
+    Cosh,
+    Expm1,
+    Floor,
+    Frac,
+    IsFinite,
+    IsInf,
+    IsNan,
+    Log1p,
+    Log2,
+    Log10,
+    Reciprocal,
+    Round,
+    Rsqrt,
+    Sin,
+    Sinh,
+    Tan,
+    Trunc,
+)
 from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
 
 
@@ -80,8 +111,9 @@ def _dim_list(args: tuple, op: str) -> tuple[int, ...]:
 
 
 # --- elementwise --------------------------------------------------------------------------
-def add(a: Any, b: Any) -> Any:
-    return Add.apply(a, b)
+def add(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+    """``a + alpha * b``."""
+    return write_out(Add.apply(a, b if alpha == 1 else b * alpha), out, "add")
 
 
 # --- in place: t.add_(x) is Add's in-place variant (see ops/inplace.py) ----------------
@@ -112,20 +144,73 @@ def set_(t: Any, source: Any) -> Any:
     return Set_.apply(t, source)
 
 
-def sub(a: Any, b: Any) -> Any:
-    return Sub.apply(a, b)
+def sub(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+    """``a - alpha * b``."""
+    return write_out(Sub.apply(a, b if alpha == 1 else b * alpha), out, "sub")
 
 
-def mul(a: Any, b: Any) -> Any:
-    return Mul.apply(a, b)
+def mul(a: Any, b: Any, *, out: Any = None) -> Any:
+    return write_out(Mul.apply(a, b), out, "mul")
 
 
-def div(a: Any, b: Any) -> Any:
-    return Div.apply(a, b)
+def div(a: Any, b: Any, *, out: Any = None) -> Any:
+    return write_out(Div.apply(a, b), out, "div")
 
 
-def pow(a: Any, b: Any) -> Any:  # noqa: A001 - PyTorch's name
-    return Pow.apply(a, b)
+def pow(a: Any, b: Any, *, out: Any = None) -> Any:  # noqa: A001 - PyTorch's name
+    return write_out(Pow.apply(a, b), out, "pow")
+
+
+def remainder(a: Any, b: Any, *, out: Any = None) -> Any:
+    """``a % b``, with the sign of ``b`` (Python's ``%``)."""
+    return write_out(Remainder.apply(a, b), out, "remainder")
+
+
+def fmod(a: Any, b: Any, *, out: Any = None) -> Any:
+    """The remainder of ``a / b`` with the sign of ``a`` (C's ``fmod``)."""
+    return write_out(Fmod.apply(a, b), out, "fmod")
+
+
+def floor_divide(a: Any, b: Any, *, out: Any = None) -> Any:
+    """``floor(a / b)``: ``a // b``."""
+    return write_out(FloorDivide.apply(a, b), out, "floor_divide")
+
+
+def write_out(result: Tensor, out: Any, op: str) -> Tensor:
+    """An op's ``out=`` argument: the result written into ``out`` (which is returned), as
+    PyTorch does it. A result with another shape replaces ``out``'s contents (PyTorch
+    warns when ``out`` was not empty); one of a wider kind than ``out``'s dtype (float
+    into an integer tensor) is refused; autograd cannot record a write into ``out``."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad or out.requires_grad:
+        from ..state import grad as grad_mode
+
+        if grad_mode.enabled:
+            raise RuntimeError(
+                f"{op}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+    if result.dtype.is_floating_point and not out.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}(): result type {result.dtype.name} can't be cast to the desired output "
+            f"type {out.dtype.name}"
+        )
+    if out.shape == result.shape:
+        return copy_(out, result)
+    if out.numel():
+        import warnings
+
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(out.shape)}, which does not match the required output shape "
+            f"{list(result.shape)} ({op}(out=...)). Pass an empty tensor to avoid this warning.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return set_(out, result if result.dtype is out.dtype else result.to(out.dtype))
 
 
 def neg(a: Any) -> Any:
@@ -221,6 +306,176 @@ def clone(a: Any) -> Any:
     return Clone.apply(a)
 
 
+# --- more elementwise maths (ops/unary.py) ------------------------------------------------
+def _unary_function(op: type, name: str) -> Any:
+    def function(a: Any, *, out: Any = None) -> Any:
+        isinstance(a, Tensor) or as_tensor(a, name)  # (isinstance first: the hot path)
+        return write_out(op.apply(a), out, name)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``{name}`` of each element (PyTorch's ``torch.{name}``)."
+    return function
+
+
+sin = _unary_function(Sin, "sin")
+cos = _unary_function(Cos, "cos")
+tan = _unary_function(Tan, "tan")
+asin = arcsin = _unary_function(Asin, "asin")
+acos = arccos = _unary_function(Acos, "acos")
+atan = arctan = _unary_function(Atan, "atan")
+sinh = _unary_function(Sinh, "sinh")
+cosh = _unary_function(Cosh, "cosh")
+asinh = arcsinh = _unary_function(Asinh, "asinh")
+acosh = arccosh = _unary_function(Acosh, "acosh")
+atanh = arctanh = _unary_function(Atanh, "atanh")
+log1p = _unary_function(Log1p, "log1p")
+expm1 = _unary_function(Expm1, "expm1")
+log2 = _unary_function(Log2, "log2")
+log10 = _unary_function(Log10, "log10")
+reciprocal = _unary_function(Reciprocal, "reciprocal")
+rsqrt = _unary_function(Rsqrt, "rsqrt")
+floor = _unary_function(Floor, "floor")
+ceil = _unary_function(Ceil, "ceil")
+trunc = fix = _unary_function(Trunc, "trunc")
+frac = _unary_function(Frac, "frac")
+isnan = _unary_function(IsNan, "isnan")
+isinf = _unary_function(IsInf, "isinf")
+isfinite = _unary_function(IsFinite, "isfinite")
+
+
+def round(a: Any, *, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001
+    """Round half to even, to ``decimals`` decimal places."""
+    isinstance(a, Tensor) or as_tensor(a, "round")
+    if isinstance(decimals, builtins.bool) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
+    return write_out(Round.apply(a, int(decimals)), out, "round")
+
+
+def square(a: Any, *, out: Any = None) -> Any:
+    return write_out(Pow.apply(a, 2), out, "square")
+
+
+def clamp(a: Any, min: Any = None, max: Any = None, *, out: Any = None) -> Any:  # noqa: A002
+    """Limit each element to ``[min, max]``; either bound may be None, a number or a
+    tensor (broadcast against ``a``)."""
+    isinstance(a, Tensor) or as_tensor(a, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
+            raise TypeError(
+                f"clamp(): argument '{name}' must be a number or a Tensor, not "
+                f"{type(bound).__name__}"
+            )
+        if isinstance(bound, (builtins.bool, np.bool_)):
+            raise TypeError(f"clamp(): argument '{name}' must be a number, not bool")
+    return write_out(Clamp.apply(a, min, max), out, "clamp")
+
+
+clip = clamp
+
+
+def clamp_min(a: Any, min: Any) -> Any:  # noqa: A002
+    return clamp(a, min=min)
+
+
+def clamp_max(a: Any, max: Any) -> Any:  # noqa: A002
+    return clamp(a, max=max)
+
+
+Clamp_ = inplace_of(Clamp)
+
+
+def clamp_(t: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+    """``clamp`` written into ``t``."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp_.apply(t, min, max)
+
+
+# --- comparing whole tensors ---------------------------------------------------------------
+def equal(a: Any, b: Any) -> builtins.bool:
+    """True when ``a`` and ``b`` have the same shape and the same values."""
+    as_tensor(a, "equal"), as_tensor(b, "equal", "other")
+    if a.shape != b.shape:
+        return False
+    return builtins.bool(all(eq(a, b)))
+
+
+def isclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
+) -> Any:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (a bool tensor); NaNs are equal only
+    with ``equal_nan``; infinities only to themselves."""
+    as_tensor(a, "isclose"), as_tensor(b, "isclose", "other")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"isclose: {a.dtype.name} did not match {b.dtype.name}: both tensors must have "
+            "the same dtype"
+        )
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must not be negative")
+    with _no_grad(), np.errstate(invalid="ignore"):  # (inf - inf: the NaN is masked)
+        x, y = a.detach(), b.detach()
+        close = eq(x, y)
+        if x.dtype.is_floating_point:
+            finite = logical_and(isfinite(x), isfinite(y))
+            near = le(abs(x - y), atol + rtol * abs(y))
+            close = logical_or(close, logical_and(finite, near))
+            if equal_nan:
+                close = logical_or(close, logical_and(isnan(x), isnan(y)))
+        return close
+
+
+def allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: builtins.bool = False
+) -> builtins.bool:
+    """True when every element of ``a`` is close to ``b``'s (``isclose``; they broadcast)."""
+    return builtins.bool(all(isclose(a, b, rtol, atol, equal_nan)))
+
+
+def _no_grad() -> Any:
+    from ..autograd import no_grad
+
+    return no_grad()
+
+
+# --- norms (ops/norms.py) ------------------------------------------------------------------
+def vector_norm(
+    x: Any, ord: Any = 2, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+) -> Any:
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None)."""
+    isinstance(x, Tensor) or as_tensor(x, "linalg.vector_norm")
+    if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float, np.number)):
+        raise TypeError(
+            f"linalg.vector_norm: ord must be a number (2, 1, inf, ...), but got {ord!r}"
+        )
+    if dtype is not None:
+        x = x.to(as_dtype(dtype, "linalg.vector_norm"))
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{x.dtype.name}"
+        )
+    dims = _dims(x, dim, "linalg.vector_norm")
+    return VectorNorm.apply(x, float(ord), dims, _keepdim(keepdim, "linalg.vector_norm"))
+
+
+def norm(
+    x: Any, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None
+) -> Any:
+    """``torch.norm``: ``p="fro"`` (the default) is the 2-norm of all elements or of
+    ``dim``; a number ``p`` is that vector norm; the nuclear norm (``"nuc"``) needs a
+    singular value decomposition minitorch does not have."""
+    if p == "fro" or p is None:
+        p = 2
+    elif isinstance(p, str):
+        raise NotImplementedError(
+            f"norm: p={p!r} is not supported; minitorch has the vector norms (p a number, or 'fro')"
+        )
+    return vector_norm(x, p, dim, keepdim, dtype=dtype)
+
+
 # --- reductions ---------------------------------------------------------------------------
 def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
     isinstance(t, Tensor) or as_tensor(t, op)  # (isinstance first: the hot path)
@@ -303,8 +558,8 @@ def log_softmax(t: Any, dim: int) -> Any:
 
 
 # --- linear algebra -----------------------------------------------------------------------
-def matmul(a: Any, b: Any) -> Any:
-    return MatMul.apply(a, b)
+def matmul(a: Any, b: Any, *, out: Any = None) -> Any:
+    return write_out(MatMul.apply(a, b), out, "matmul")
 
 
 # --- views --------------------------------------------------------------------------------
@@ -491,7 +746,7 @@ def _check_join(tensors: Sequence[Any], op: str) -> list:
     return list(tensors)
 
 
-def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
+def cat(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Join tensors along an existing dim; all other sizes must match."""
     tensors = _check_join(tensors, "cat")
     d = normalize_dim(dim, tensors[0].ndim, "cat")
@@ -502,10 +757,10 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
                 f"cat: tensors must have the same shape except in dim {d}, but tensor 0 has "
                 f"shape {first} and tensor {i} has shape {t.shape}"
             )
-    return Cat.apply(*tensors, dim=d)
+    return write_out(Cat.apply(*tensors, dim=d), out, "cat")
 
 
-def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
+def stack(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Join same-shape tensors along a new dim."""
     tensors = _check_join(tensors, "stack")
     for i, t in enumerate(tensors[1:], 1):
@@ -515,4 +770,4 @@ def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
                 f"{tensors[0].shape} and tensor {i} has shape {t.shape}"
             )
     d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
-    return Stack.apply(*tensors, dim=d)
+    return write_out(Stack.apply(*tensors, dim=d), out, "stack")

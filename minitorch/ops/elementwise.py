@@ -111,6 +111,10 @@ class Sub(Function):
     dtypes = "numeric"  # PyTorch refuses a - b with a bool tensor (use ~ or logical_xor)
 
     @staticmethod
+    def grad_fn_name(a: Any, b: Any) -> str:  # 1 - x is PyTorch's rsub
+        return "RsubBackward1" if type(a) in _SCALARS else "SubBackward0"
+
+    @staticmethod
     def forward(a: Any, b: Any) -> Any:
         return _promote(a - b, a, b)
 
@@ -182,6 +186,10 @@ class Div(Function):
 class Pow(Function):
     scalar = "power({0}, {1})"
     broadcasting = True
+
+    @staticmethod
+    def grad_fn_name(a: Any, b: Any) -> str:  # PyTorch's overloads: x**2, x**y, 2**x
+        return f"PowBackward{2 if type(a) in _SCALARS else 0 if type(b) in _SCALARS else 1}"
 
     @staticmethod
     def forward(a: Any, b: Any) -> Any:

@@ -110,12 +110,12 @@ class IndexPut(Function):
 class IndexPut_(InplaceFunction):  # noqa: N801 - PyTorch's name for the in-place op
     """``t[index] = values`` (and ``t.copy_(src)``, ``t.fill_(v)``): write into t's memory.
 
-    Recorded, t's new ``grad_fn`` is an ``IndexPutBackward`` whose inputs are t's old
+    Recorded, t's new ``grad_fn`` is an ``IndexPutBackward0`` whose inputs are t's old
     value and ``values``; written through a view, the view's base is rebased.
     """
 
     name = "index_put_"
-    records_as = IndexPut  # the graph shows IndexPutBackward, as in PyTorch
+    records_as = IndexPut  # the graph shows IndexPutBackward0, as in PyTorch
 
     @staticmethod
     def forward(ctx: Context, out: Any, values: Any, index: tuple, accumulate: bool) -> Any:

@@ -85,7 +85,7 @@ def inplace_of(op: type[Function], ufunc: str = "") -> type[InplaceFunction]:
                 "name": f"{op.name}_",
                 "_op": op,
                 "_ufunc": ufunc,
-                "records_as": op,  # the graph shows AddBackward, as in PyTorch
+                "records_as": op,  # the graph shows AddBackward0, as in PyTorch
                 "__module__": __name__,
             },
         )

@@ -27,8 +27,22 @@ def matmul_arrays(a: Any, b: Any) -> Any:
     return xp(a, b).matmul(a, b)
 
 
+_PRODUCTS = {
+    (2, 2): "MmBackward0",
+    (2, 1): "MvBackward0",
+    (1, 1): "DotBackward0",
+    (1, 2): "SqueezeBackward4",
+}
+
+
 class MatMul(Function):
     dtypes = "same kind"
+
+    @staticmethod
+    def grad_fn_name(a: Any, b: Any) -> str:
+        """PyTorch's node: the product its matmul dispatches to (mm, mv, dot), or the view
+        of a batched product's result."""
+        return _PRODUCTS.get((a.ndim, b.ndim), "UnsafeViewBackward0")
 
     @staticmethod
     def forward(a: Any, b: Any) -> Any:

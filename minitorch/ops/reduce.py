@@ -28,7 +28,18 @@ def _expand_back(grad: Any, shape: tuple, dim: tuple | int | None, keepdim: bool
     return grad.expand(shape)
 
 
+def _reduction_node_name(op: str, whole: int, along: int) -> Any:
+    """PyTorch's node names of a reduction: one overload for all elements, one along dims."""
+
+    def name(a: Any, dim: Any = None, *rest: Any) -> str:
+        return f"{op}Backward{whole if dim is None else along}"
+
+    return staticmethod(name)
+
+
 class Sum(Function):
+    grad_fn_name = _reduction_node_name("Sum", 0, 1)  # x.sum(): SumBackward0; x.sum(1): ...1
+
     @staticmethod
     def forward(a: Any, dim: tuple | None, keepdim: bool, dtype: Any = None) -> Any:
         return xp(a).asarray(a.sum(axis=dim, keepdims=keepdim, dtype=dtype))
@@ -44,6 +55,8 @@ class Sum(Function):
 
 
 class Mean(Function):
+    grad_fn_name = _reduction_node_name("Mean", 0, 1)
+
     @staticmethod
     def forward(ctx: Context, a: Any, dim: tuple | None, keepdim: bool) -> Any:
         if not is_floating(a.dtype):
@@ -102,6 +115,8 @@ class _Extreme(Function):
 class Max(_Extreme):
     """``max()`` of all elements, or ``(values, indices)`` along one dim."""
 
+    grad_fn_name = _reduction_node_name("Max", 1, 0)  # x.max(): MaxBackward1 in PyTorch
+
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:
         return _Extreme._reduce(ctx, a, dim, keepdim, largest=True)
@@ -109,6 +124,8 @@ class Max(_Extreme):
 
 class Min(_Extreme):
     """``min()`` of all elements, or ``(values, indices)`` along one dim."""
+
+    grad_fn_name = _reduction_node_name("Min", 1, 0)
 
     @staticmethod
     def forward(ctx: Context, a: Any, dim: int | None, keepdim: bool) -> Any:

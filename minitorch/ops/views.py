@@ -178,6 +178,20 @@ class Slice(ViewFunction):
     name = "getitem"
 
     @staticmethod
+    def grad_fn_name(x: Any, index: tuple) -> str:
+        """PyTorch's node: the last step its indexing takes (``x[0]`` selects, ``x[1:]``
+        slices, ``x[None]`` unsqueezes; a whole ``:`` is no step)."""
+        for item in reversed(index):
+            if item is None:
+                return "UnsqueezeBackward0"
+            if isinstance(item, slice):
+                if item != slice(None):
+                    return "SliceBackward0"
+            elif item is not Ellipsis:
+                return "SelectBackward0"
+        return "AliasBackward0"
+
+    @staticmethod
     def forward(ctx: Context, x: Layout, index: tuple) -> Layout:
         shape, strides, offset = [], [], x.offset
         dim = 0

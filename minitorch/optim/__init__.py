@@ -3,4 +3,5 @@
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD

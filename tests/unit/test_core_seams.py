@@ -267,7 +267,7 @@ def test_in_place_op_bumps_the_version_and_rebases_history():
     version = y._version
     y.mul_(x)
     assert y._version == version + 1
-    assert type(y.grad_fn).__name__ == "MulBackward"
+    assert type(y.grad_fn).__name__ == "MulBackward0"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy())  # d(2x*x)/dx
 
@@ -305,7 +305,7 @@ def test_write_through_a_view_rebases_the_base():
     base = x * 1.0
     view = base[1:3]
     view.mul_(w)
-    assert type(base.grad_fn).__name__ == "CopySlicesBackward"
+    assert type(base.grad_fn).__name__ == "CopySlices"  # PyTorch's name
     assert view.grad_fn is not None and view.requires_grad
 
 

@@ -293,9 +293,12 @@ def test_conflicting_options_raise_value_error(kwargs, phrase):
         DataLoader(xy(3), **kwargs)
 
 
-def test_worker_processes_are_not_supported():
-    with pytest.raises(NotImplementedError, match="num_workers=2.*main process"):
-        DataLoader(xy(3), num_workers=2)
+def test_worker_options_need_workers():
+    # (worker processes themselves: tests/unit/test_pytorch_surface_data.py)
+    with pytest.raises(ValueError, match="prefetch_factor"):
+        DataLoader(xy(3), prefetch_factor=2)
+    with pytest.raises(ValueError, match="persistent_workers"):
+        DataLoader(xy(3), persistent_workers=True)
 
 
 # --- real data ----------------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_repr_like_pytorch():
         "Sequential(\n"
         "  (0): Linear(in_features=784, out_features=10, bias=True)\n"
         "  (1): ReLU()\n"
-        "  (2): Dropout(p=0.1)\n"
+        "  (2): Dropout(p=0.1, inplace=False)\n"
         ")"
     )
 

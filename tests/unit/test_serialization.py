@@ -201,7 +201,12 @@ def test_map_location(tmp_path):
     with pytest.raises(ValueError, match="unknown device"):
         load(tmp_path / "m.mt", map_location="tpu")
     with pytest.raises(TypeError, match="map_location"):
-        load(tmp_path / "m.mt", map_location={"cuda:0": "cpu"})
+        load(tmp_path / "m.mt", map_location=3)
+    # PyTorch's dict and function forms: every tensor comes from location "cpu"
+    assert load(tmp_path / "m.mt", map_location={"cuda:0": "cuda:1"})["w"].device.type == "cpu"
+    seen = []
+    out = load(tmp_path / "m.mt", map_location=lambda t, where: seen.append(where) or t * 2)
+    assert seen == ["cpu"] and out["w"].tolist() == [2.0, 2.0]
 
 
 @pytest.mark.gpu
