@@ -188,8 +188,9 @@ def launch_fused(
     return outs[0] if noutputs == 1 else tuple(outs)
 
 
-def run_steps(steps: list, arrays: list, block: int = 256) -> Any:
-    """Evaluate ``steps`` on ``arrays`` (numpy or cupy) with one fused kernel."""
+def run_steps(steps: list, arrays: list, block: int = 256, caller: str = "") -> Any:
+    """Evaluate ``steps`` on ``arrays`` (numpy or cupy) with one fused kernel; ``caller``
+    (``"zip_op"``) names the function a learner called in error messages."""
     ninputs = count_inputs(steps)
     if ninputs != len(arrays):
         raise ValueError(f"fusion: the steps read {ninputs} inputs, but {len(arrays)} were given")
@@ -199,14 +200,20 @@ def run_steps(steps: list, arrays: list, block: int = 256) -> Any:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         shapes = " and ".join(str(tuple(a.shape)) for a in arrays)
+        what = caller or f"fused kernel {'; '.join(str(s) for s in steps)}"
         raise ValueError(
-            f"fused kernel {'; '.join(str(s) for s in steps)}: the input shapes {shapes} do not "
-            "broadcast to one shape"
+            f"{what}: the input shapes {shapes} do not broadcast to one shape"
         ) from None
     dtype = xp.result_type(*arrays)
     if dtype.kind != "f":
         dtype = np.dtype(np.float32)
-    kernel = compile_lines(fused_lines(steps), ninputs)
+    try:
+        lines = fused_lines(steps)
+    except ValueError as err:
+        if not caller:
+            raise
+        raise ValueError(f"{caller}: {str(err).removeprefix('fusion: ')}") from None
+    kernel = compile_lines(lines, ninputs)
     return launch_fused(kernel, arrays, shape, dtype, block)
 
 

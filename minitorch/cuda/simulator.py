@@ -547,7 +547,10 @@ def dim3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
     """``(x, y, z)`` from an int or a tuple of up to 3 ints, and how many were given."""
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     if not 1 <= len(values) <= 3 or not all(isinstance(v, (int, np.integer)) for v in values):
-        raise LaunchConfigError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+        count = f" ({len(values)} dims)" if len(values) > 3 else ""
+        raise LaunchConfigError(
+            f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r:.60}{count}"
+        )
     dims = tuple(int(v) for v in values) + (1,) * (3 - len(values))
     if min(dims) < 1:
         raise LaunchConfigError(f"{what} {value!r} has a dimension below 1")
@@ -574,8 +577,9 @@ def _arguments(func: Any, args: tuple) -> tuple[list, list[GlobalArray]]:
             converted.append(a.item() if isinstance(a, np.generic) else a)
         else:
             raise TypeError(
-                f"kernel `{func.__name__}`: argument `{name}` is a {type(a).__name__}; a kernel "
-                "takes arrays (numpy in the simulator, cupy on a GPU) and scalars"
+                f"kernel `{func.__name__}`: argument `{name}` is a {type(a).__name__} "
+                f"({a!r:.40}); a kernel takes arrays (numpy in the simulator, cupy on a GPU) "
+                "and numbers"
             )
     return converted, arrays
 
@@ -596,8 +600,8 @@ def launch(func: Any, grid: Any, block: Any, args: tuple, name: str | None = Non
     total = nthreads * gx * gy * gz
     if total > MAX_SIMULATED_THREADS:
         raise LaunchConfigError(
-            f"kernel `{name}`: {total} threads are too many to simulate on a CPU (at most "
-            f"{MAX_SIMULATED_THREADS}); try smaller shapes"
+            f"kernel `{name}`: grid {(gx, gy, gz)} x block {(bx, by, bz)} is {total} threads, "
+            f"too many to simulate on a CPU (at most {MAX_SIMULATED_THREADS}); try smaller shapes"
         )
     if state.launch is not None:
         raise RuntimeError("a kernel cannot launch another kernel")

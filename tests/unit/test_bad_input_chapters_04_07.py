@@ -9,6 +9,7 @@ import pytest
 import minitorch as mt
 from minitorch import jit, nn
 from minitorch.cuda import kernels
+from minitorch.cuda.errors import LaunchConfigError
 
 
 def test_memory_report_names_what_it_was_given():
@@ -70,8 +71,12 @@ def test_kernel_launch_options_and_shapes_are_named():
         kernels.matmul.matmul_register_blocked(a, a, tile=6, r=4)
     with pytest.raises(TypeError, match="matmul_naive: block must be an int"):
         kernels.matmul.matmul_naive(a, a, block=2.5)
-    with pytest.raises(ValueError, match=r"the input shapes \(3,\) and \(4,\) do not broadcast"):
+    with pytest.raises(ValueError, match=r"^zip_op: the input shapes \(3,\) and \(4,\) do not"):
         kernels.elementwise.zip_op("add", np.ones(3, np.float32), np.ones(4, np.float32))
+    with pytest.raises(ValueError, match=r"^zip_op: no elementwise op 'frobnicate'"):
+        kernels.elementwise.zip_op("frobnicate", a, a)
+    with pytest.raises(ValueError, match=r"^map_op: no elementwise op 'frobnicate'"):
+        kernels.elementwise.map_op("frobnicate", a)
 
 
 def test_saved_tensor_bytes_and_scale_name_what_they_were_given():
@@ -181,3 +186,10 @@ def test_kernels_name_what_they_were_given(tmp_path):
         copy[1, 4](mt.ones(4), np.zeros(4, np.float32), 4)
     with pytest.raises(TypeError, match=r"kernel copy: launch it as copy\[grid, block\]"):
         copy[4]
+    x, out = np.ones(4, np.float32), np.zeros(4, np.float32)
+    with pytest.raises(LaunchConfigError, match=r"grid must be .* got \(1, 1, 1, 1\) \(4 dims\)"):
+        copy[(1, 1, 1, 1), 4](x, out, 4)
+    with pytest.raises(LaunchConfigError, match=r"grid \(2147483648, 1, 1\) x block \(1, 1, 1\)"):
+        copy[2**31, 1](x, out, 4)
+    with pytest.raises(TypeError, match=r"argument `n` is a str \('4'\)"):
+        copy[1, 4](x, out, "4")

@@ -14,9 +14,9 @@ from .. import fusion
 
 def map_op(op: str, a: Any) -> Any:
     """``op(a)`` elementwise (``op`` is a name in :data:`minitorch.cuda.fusion.UNARY`)."""
-    return fusion.run_steps([(op, "x0")], [a])
+    return fusion.run_steps([(op, "x0")], [a], caller="map_op")
 
 
 def zip_op(op: str, a: Any, b: Any) -> Any:
     """``op(a, b)`` elementwise with broadcasting (:data:`minitorch.cuda.fusion.BINARY`)."""
-    return fusion.run_steps([(op, "x0", "x1")], [a, b])
+    return fusion.run_steps([(op, "x0", "x1")], [a, b], caller="zip_op")
