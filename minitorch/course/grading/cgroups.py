@@ -10,12 +10,14 @@ and ``pids`` hierarchies. Where it may not, nothing changes (the rlimits still h
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import time
 from pathlib import Path
 
 #: Seconds to wait for a cgroup's last processes to leave before giving up removing it.
-REMOVE_WAIT = 2.0
+REMOVE_WAIT = 10.0
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -121,7 +123,8 @@ class SandboxCgroup:
         self.procs.append(str(folder / "cgroup.procs"))
 
     def remove(self) -> None:
-        """Remove the cgroup(s), waiting a little for their last processes to leave."""
+        """Remove the cgroup(s), killing and waiting for processes still in them (a sandbox
+        process the memory limit stopped can take a while to leave on a loaded machine)."""
         deadline = time.monotonic() + REMOVE_WAIT
         for folder in reversed(self.folders):
             while True:
@@ -130,11 +133,25 @@ class SandboxCgroup:
                     break
                 except FileNotFoundError:
                     break
-                except OSError:
-                    if time.monotonic() >= deadline:
-                        break
-                    time.sleep(0.01)
+                except OSError as err:
+                    if err.errno != errno.EBUSY or time.monotonic() >= deadline:
+                        break  # (only a cgroup with processes left is worth waiting for)
+                    _kill_members(folder)
+                    time.sleep(0.02)
         self.folders, self.procs = [], []
+
+
+def _kill_members(folder: Path) -> None:
+    """SIGKILL every process still listed in the cgroup (they are the sandbox's)."""
+    try:
+        pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def join(procs: list[str]) -> None:
