@@ -349,6 +349,62 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
         ),
     ),
+    Chapter(
+        "08",
+        "gpt",
+        "The capstone: a GPT trained on your own framework",
+        (
+            Exercise(
+                "08.1",
+                "Byte-pair encoding: count, merge, train",
+                3,
+                (
+                    "minitorch.text.bpe:get_pair_counts",
+                    "minitorch.text.bpe:merge",
+                    "minitorch.text.bpe:train_bpe",
+                ),
+            ),
+            Exercise(
+                "08.2",
+                "Causal attention, stable and masked",
+                4,
+                (
+                    "minitorch.nn.attention:scaled_dot_product_attention",
+                    "minitorch.models.gpt:attend",
+                ),
+            ),
+            Exercise(
+                "08.3",
+                "Heads as a view and a transpose",
+                3,
+                ("minitorch.models.gpt:split_heads", "minitorch.models.gpt:merge_heads"),
+            ),
+            Exercise(
+                "08.4",
+                "The block's forward: pre-LN and residuals",
+                3,
+                ("minitorch.models.gpt:Block.forward",),
+            ),
+            Exercise(
+                "08.5",
+                "Sampling with temperature and top-k",
+                3,
+                ("minitorch.models.gpt:sample_next_token",),
+            ),
+            Exercise(
+                "08.6",
+                "Decoding with a KV cache",
+                4,
+                ("minitorch.models.gpt:GPT.generate",),
+            ),
+            Exercise(
+                "08.7",
+                "Warmup and cosine decay",
+                2,
+                ("minitorch.optim.schedules:warmup_cosine",),
+            ),
+        ),
+    ),
 )
 
 

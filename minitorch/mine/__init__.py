@@ -33,7 +33,7 @@ from .pieces import PIECES, Piece, resolve
 
 __all__ = ["Mine", "Mismatch", "active", "compare", "use"]
 
-_CHAPTER_MODULES = ("tensors", "autograd", "modules", "amp", "jit", "ddp", "gpu")
+_CHAPTER_MODULES = ("tensors", "autograd", "modules", "amp", "jit", "ddp", "gpu", "gpt")
 
 
 def _load_pieces() -> None:

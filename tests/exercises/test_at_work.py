@@ -90,6 +90,7 @@ SUITE_MUTANTS = {
     "05": [("05.3", "one_forward_walk"), ("05.6", "no_cycle_check")],
     "06": [("06.4", "no_padding"), ("06.6", "never_resets_its_count")],
     "07": [("07.4", "no_max_subtraction"), ("07.6", "operands_swapped")],
+    "08": [("08.2", "mask_aligned_top_left"), ("08.4", "post_ln")],
 }
 
 
