@@ -233,17 +233,15 @@ def _attributes_of(name: str, nodes: Iterable[ast.AST]) -> set[str]:
     ``make``); ``{"*"}`` when the module itself is used another way (passed, stored)."""
     found: set[str] = set()
     for node in nodes:
+        bases = set()  # the Name nodes that are read only for an attribute
         for n in ast.walk(node):
-            if (
-                isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id == name
-            ):
-                found.add(n.attr)
-                n.value._minitorch_attribute = True  # type: ignore[attr-defined]
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id == name:
+                    found.add(n.attr)
+                    bases.add(id(n.value))
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
-                if not getattr(n, "_minitorch_attribute", False):
+                if id(n) not in bases:
                     found.add(_STAR)
     return found
 
@@ -317,10 +315,10 @@ def shipped_code(path: Path, filename: str) -> list[tuple[str, ast.Module, str]]
     """What the sandbox runs for the test module at ``path``: ``(module name, code,
     filename)`` for each helper module its probes use (first) and then the module's own
     closure (named ``""``; the caller names it)."""
-    folder = path.parent
-    helpers = helper_modules(folder)
+    helpers = helper_modules(path.parent)
     own = closure(path.read_text(encoding="utf-8"), filename, helpers=helpers)
     wanted: dict[str, set[str]] = {}
+    built: dict[str, ast.Module] = {}  # each helper's closure for all its wanted names
     pending = dict(own.helpers)
     order: list[str] = []
     while pending:
@@ -334,15 +332,14 @@ def shipped_code(path: Path, filename: str) -> list[tuple[str, ast.Module, str]]
         if file is None or "." in name:
             continue  # a submodule of a helper package: shipped with the package
         inner = closure(file.read_text(encoding="utf-8"), str(file), wanted[name], helpers)
+        built[name] = inner.module
         for other, more in inner.helpers.items():
             if other != name and not more <= wanted.get(other, set()):
                 pending[other] = pending.get(other, set()) | more
-    shipped = []
-    for name in reversed(order):  # a helper's own helpers first
-        file = helpers.get(name.split(".")[0])
-        if file is None or "." in name:
-            continue
-        module = closure(file.read_text(encoding="utf-8"), str(file), wanted[name], helpers)
-        shipped.append((name, module.module, f"<test helper {name}>"))
+    shipped = [
+        (name, built[name], f"<test helper {name}>")
+        for name in reversed(order)  # a helper's own helpers first
+        if name in built
+    ]
     shipped.append(("", own.module, filename))
     return shipped

@@ -33,7 +33,7 @@ def checked_array(got: Any, expected: Any, what: str) -> np.ndarray:
         if len(got) != (shape[0] if shape else -1):
             raise AssertionError(
                 f"{what} is a {type(got).__name__} of length {len(got)}, expected "
-                f"{'an array of shape ' + str(shape)}"
+                f"an array of shape {shape}"
             )
         try:
             got = np.asarray(got)
