@@ -162,8 +162,11 @@ class ScriptModule(Module):
             graph, out = again.graph_for(inputs, graph)
         fixed = self._fixed_shapes(inputs) if graph is self._graph else None
         if fixed is not None:
+            any_batch = any(s is not None and None in s for s in fixed)
+            batch_note = " (N: any batch size, the same for every input)" if any_batch else ""
             raise RuntimeError(
-                f"{name}: this traced module holds the input sizes it was traced at, {fixed} "
+                f"{name}: this traced module holds the input sizes it was traced at, "
+                f"{_show_fixed(fixed)}{batch_note} "
                 "(its code read them as Python numbers, x.shape or x.size()), so it can't run "
                 f"inputs of shapes {_shapes(inputs)}; trace it at these shapes (or script it)"
             )
@@ -196,7 +199,7 @@ class ScriptModule(Module):
             fixed = derived[0].key if derived[0].holds_sizes(derived[1]) else None
             object.__setattr__(self, "_fixed", fixed)
         fixed = state["_fixed"]
-        if fixed is None or (inputs is not None and _shapes(inputs) == fixed):
+        if fixed is None or (inputs is not None and _fits(_shapes(inputs), fixed)):
             return None
         return fixed
 
@@ -251,6 +254,30 @@ class ScriptModule(Module):
 
 def _shapes(inputs: tuple) -> tuple:
     return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in inputs)
+
+
+def _show_fixed(fixed: tuple) -> str:
+    """``((N, 3, 4, 4),)`` for saved shapes whose batch dim (None) is any size N."""
+    return str(tuple(None if s is None else tuple("N" if n is None else n for n in s)
+                     for s in fixed)).replace("'N'", "N")  # fmt: skip
+
+
+def _fits(shapes: tuple, fixed: tuple) -> bool:
+    """Do input shapes fit the ones a graph is specialized to? ``None`` in a saved shape is
+    a batch dim the graph computes from its input: any size, the same for every input."""
+    if len(shapes) != len(fixed):
+        return False
+    batches = set()
+    for got, want in zip(shapes, fixed, strict=True):
+        if got is None or want is None or len(got) != len(want):
+            if got != want:
+                return False
+            continue
+        for n, w in zip(got, want, strict=True):
+            if w is not None and n != w:
+                return False
+        batches.update(n for n, w in zip(got, want, strict=True) if w is None)
+    return len(batches) <= 1
 
 
 def _training_flags(module: Module) -> tuple:

@@ -11,7 +11,8 @@ raw tensor bytes, checksummed), holding::
 
 (``modules``, the submodule tree, ``methods``, the ``@jit.export`` methods,
 ``defaults``, the arguments' default values, and ``traced_shapes``, the input shapes a
-traced graph is specialized to, are optional: files written before them load as they did.)
+traced graph is specialized to, ``null`` for a batch dim it computes from its input, are
+optional: files written before them load as they did.)
 
 Every node is stored by its op *name* and constant arguments (numbers, tuples, slices,
 dtypes, tensors); loading looks each name up among minitorch's own ops
@@ -35,6 +36,7 @@ from ..dtypes import dtype as _dtype
 from ..nn import Parameter
 from ..serialization import SerializationError
 from ..tensor import Tensor
+from .dynamic_batch import generalize
 from .fusion import ElementwiseOp, FusedKernel
 from .ir import Block, Graph, Node, Value
 from .lint import GraphLintError, lint
@@ -66,11 +68,12 @@ def save(module: Any, path: Any) -> None:
     """Write a ScriptModule (graph, parameters, buffers, submodule tree, exported methods)
     to ``path`` (a file name, written atomically, or a binary file object)."""
     attrs = module.attr_values()
+    graph, traced_shapes = _saved_graph(module)
     obj = {
         "format": FORMAT,
         "version": VERSION,
         "name": module._name,
-        "graph": _encode_block(module.graph, top=True),
+        "graph": _encode_block(graph, top=True),
         "attrs": attrs,
         "parameters": [k for k, v in attrs.items() if isinstance(v, Parameter)],
         "modules": [
@@ -79,20 +82,29 @@ def save(module: Any, path: Any) -> None:
         ],
         "methods": {k: _encode_block(g, top=True) for k, g in module.methods.items()},
         "defaults": dict(module.__dict__.get("_defaults", {})),
-        "traced_shapes": _traced_shapes(module),
+        "traced_shapes": traced_shapes,
     }
     serialization.save(obj, path)
 
 
-def _traced_shapes(module: Any) -> list | None:
-    """The input shapes a traced graph is specialized to (it read them as Python numbers:
-    ``x.view(x.shape[0], -1)``), or None when it runs other shapes too."""
+def _saved_graph(module: Any) -> tuple[Graph, list | None]:
+    """The graph to save and the input shapes it is specialized to (None: any shapes).
+
+    A trace whose code read sizes as Python numbers (``x.view(x.shape[0], -1)``, conv2d's
+    reshapes) holds the sizes it was traced at. Where they only move with the batch, the
+    saved graph computes them from the batch it is given (``dynamic_batch``) and runs any
+    batch size (its shapes are saved with ``None`` for the batch); otherwise it keeps the
+    traced sizes and refuses other shapes."""
     again = module.__dict__.get("_retrace")
-    if again is not None:
-        fixed = again.key if again.holds_sizes(module.graph) else None
-    else:
+    if again is None:
         fixed = module._fixed_shapes()
-    return None if fixed is None else [list(s) for s in fixed]
+        return module.graph, None if fixed is None else [list(s) for s in fixed]
+    if not again.holds_sizes(module.graph):
+        return module.graph, None
+    general = generalize(again, module.graph)
+    if general is None:
+        return module.graph, [list(s) for s in again.key]
+    return general, [[None, *s[1:]] for s in again.key]
 
 
 def _encode_value(v: Value) -> list:
@@ -213,7 +225,11 @@ def read(path: Any, map_location: Any = None) -> Loaded:
             if isinstance(v, (bool, int, float, str, type(None)))
         }
         shapes = obj.get("traced_shapes")
-        traced_shapes = None if shapes is None else tuple(tuple(int(n) for n in s) for s in shapes)
+        traced_shapes = (
+            None
+            if shapes is None
+            else tuple(tuple(None if n is None else int(n) for n in s) for s in shapes)
+        )
     except GraphLintError as err:
         raise JitLoadError(f"jit.load: {name!r} holds a malformed graph: {err}") from None
     except (KeyError, TypeError, ValueError, IndexError) as err:

@@ -32,6 +32,7 @@ from ..tensor import Tensor
 from . import recording
 from .ir import Graph, Value, inline_graph
 from .ops import op_name
+from .probe import longer_inputs, probing
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -348,30 +349,22 @@ class Retrace:
         repeated), as ``onnx.export`` checks a dynamic batch."""
         if not all(isinstance(t, Tensor) and t.dim() >= 1 for t in self.example):
             return True
-        from .. import random
-        from ..autograd import no_grad
-        from ..nn import Parameter
-        from ..ops import cat
-
-        longer = tuple(cat([t.detach(), t.detach()[:1]]) for t in self.example)
-        # a probe, not a call: the generator and the buffers (BatchNorm's statistics) are
-        # put back as they were
-        state = random.default_generator.get_state()
-        buffers = [
-            (t, t.detach().clone()) for _, t in self.attrs.values() if not isinstance(t, Parameter)
-        ]
         try:
-            with warnings.catch_warnings(), no_grad():
-                warnings.simplefilter("ignore", TracerWarning)
-                graph, _, _ = record(self.fn, longer, self.names, self.attrs)
+            (graph,) = self.longer_traces(traced, (1,))
         except Exception:  # noqa: BLE001 - it can't run one row longer: sizes are fixed
             return True
-        finally:
-            random.default_generator.set_state(state)
-            with no_grad():
-                for t, saved in buffers:
-                    t.copy_(saved)
         return _ops(graph) != _ops(traced) or _constants(graph) != _constants(traced)
+
+    def longer_traces(self, traced: Graph, extras: Sequence[int]) -> list[Graph]:
+        """The function traced again with every input ``n`` rows longer (its first row
+        repeated), for each ``n`` in ``extras``: probes, which change no state."""
+        graphs = []
+        with probing(self.attrs, traced), warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)
+            for n in extras:
+                longer = longer_inputs(self.example, n)
+                graphs.append(record(self.fn, longer, self.names, self.attrs)[0])
+        return graphs
 
     def graph_for(self, inputs: tuple, traced: Graph) -> tuple[Graph, Any]:
         """The graph to run ``inputs`` on, and (the first time at new shapes, when the

@@ -25,12 +25,7 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 #: Programs that do not yet run the same, and why; each is an expected failure (strict: one
 #: that starts passing must leave this list).
-KNOWN = {
-    "a2_11_inference_checks": (
-        "a traced CNN holds the batch size it was traced at (its trace read x.shape as "
-        "Python numbers): the batch of 3 is refused, where torch's trace records aten::size"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 ALL = run.discover()
 RECORDED = run.recorded(ALL)
