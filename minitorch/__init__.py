@@ -3,10 +3,12 @@
 # The Tensor class first: the op modules it imports at its end build on it.
 from .tensor import Tensor  # isort: skip
 from . import (
+    accelerator,  # torch.accelerator: the GPU when there is one
     amp,
     autograd,
     backend,
     backends,  # torch.backends' flags (cudnn.benchmark, ...): kept, no effect
+    cpu,  # torch.cpu: the CPU as a device module (cpu.amp.autocast)
     cuda,  # the GPU (is_available, device_count) and chapter 07's kernels
     data,
     jit,  # chapter 05: the IR, trace/script, passes, save/load
@@ -20,9 +22,18 @@ from . import (
     utils,  # utils.data: PyTorch's path to minitorch.data
 )
 from .amp import autocast
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .creation import (
     arange,
+    as_tensor,
     empty,
     empty_like,
     eye,
@@ -57,6 +68,7 @@ from .dtypes import (
     float64,
     get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
@@ -165,6 +177,25 @@ from .ops import (
     unsqueeze,
     view,
     where,
+)
+from .ops.compose import (
+    argsort,
+    bmm,
+    chunk,
+    dot,
+    gather,
+    hstack,
+    index_select,
+    is_floating_point,
+    is_tensor,
+    mm,
+    mv,
+    numel,
+    scatter,
+    sort,
+    std,
+    var,
+    vstack,
 )
 from .ops.foreach import (
     _foreach_add,

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .checks import as_number, as_tensor, describe
+from .checks import as_number, describe
+from .checks import as_tensor as check_tensor
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .ops.random import Rand, Randint, Randn, Randperm
@@ -143,10 +144,17 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _full(as_sizes(size, "empty"), 0.0, dtype, device, requires_grad, "empty")
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     n = as_size(n, "eye", "n")
     m = None if m is None else as_size(m, "eye", "m")
-    return _finish(np.eye(n, m), dtype or get_default_dtype(), device, False, op="eye")
+    return _finish(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, op="eye")
 
 
 def arange(
@@ -156,6 +164,7 @@ def arange(
     *,
     dtype: Any = None,
     device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """``arange(5)`` is 0..4; integers give int64, any float argument gives the default float."""
     if end is None:
@@ -176,16 +185,34 @@ def arange(
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
-    return _finish(array, dtype, device, False, op="arange")
+    return _finish(array, dtype, device, requires_grad, op="arange")
 
 
 def linspace(
-    start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None
+    start: float,
+    end: float,
+    steps: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     steps = as_size(steps, "linspace", "steps")
-    return _finish(
-        np.linspace(start, end, steps), dtype or get_default_dtype(), device, False, op="linspace"
-    )
+    array = np.linspace(start, end, steps)
+    return _finish(array, dtype or get_default_dtype(), device, requires_grad, op="linspace")
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, without a copy when it already is one of that dtype and
+    device (a numpy array of a supported dtype shares its memory, as ``from_numpy``)."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if dtype or device else data
+    if isinstance(data, np.ndarray) and dtype is None and device is None:
+        try:
+            return from_numpy(data)
+        except (TypeError, ValueError):
+            pass
+    return tensor(data, dtype=dtype, device=device)
 
 
 def rand(
@@ -248,7 +275,7 @@ def randperm(
 
 
 def _like(fn: Any, t: Tensor, dtype: Any, device: Any, **kwargs: Any) -> Tensor:
-    as_tensor(t, f"{fn.__name__}_like")
+    check_tensor(t, f"{fn.__name__}_like")
     return fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, **kwargs)
 
 
@@ -269,7 +296,7 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
-    as_tensor(t, "full_like")
+    check_tensor(t, "full_like")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device)
 
 

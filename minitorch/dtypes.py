@@ -252,3 +252,21 @@ class finfo:  # noqa: N801 - PyTorch's spelling
             f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
             f"tiny={self.tiny:g}, dtype={self.dtype.name})"
         )
+
+
+class iinfo:  # noqa: N801 - PyTorch's spelling
+    """Limits of an integer dtype: ``minitorch.iinfo(minitorch.int8).min`` (``bits``,
+    ``min``, ``max``)."""
+
+    def __init__(self, d: dtype) -> None:
+        d = as_dtype(d, "iinfo")
+        if d.is_floating_point or d is bool:
+            raise TypeError(f"iinfo: {d} is not an integer dtype; use finfo for floats")
+        info = np.iinfo(d.np)
+        self.dtype = d
+        self.bits = builtins.int(info.bits)
+        self.min = builtins.int(info.min)
+        self.max = builtins.int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype.name})"  # (as torch)

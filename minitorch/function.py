@@ -111,6 +111,9 @@ class Function:
     dtypes: ClassVar[str | None] = None
     #: Set for ops written in the pure style: ``setup_context(ctx, inputs, output)``.
     setup_context: ClassVar[Callable | None] = None
+    #: True: ``forward`` takes and returns Tensors, not arrays (PyTorch's
+    #: ``torch.autograd.Function``, which ``minitorch.autograd.Function`` is).
+    tensors_in: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -245,12 +248,38 @@ def _forward(op: type[Function], ctx: Any, raw: list, kwargs: dict, n: int) -> A
     a pure forward without ``ctx``, the classic style with it. A given ``ctx`` keeps the
     arrays forward was given and returned (``inputs``, ``raw``): a pure op's
     ``setup_context`` reads them, and saved values are matched against them."""
+    if op.tensors_in:
+        return _forward_on_tensors(op, ctx, raw, kwargs, n)
     forward = kernel_for(op, raw) if _kernels_registered else op.forward
     if op.setup_context is not None:
         out = forward(*raw, **kwargs)
     else:
         out = forward(ctx if ctx is not None else Context((False,) * n), *raw, **kwargs)
     if ctx is not None:
+        ctx.inputs, ctx.raw = raw, out
+    return out
+
+
+def _forward_on_tensors(op: type[Function], ctx: Any, raw: list, kwargs: dict, n: int) -> Any:
+    """``forward`` of an op that computes on Tensors: it gets the arrays as Tensors that
+    record nothing (as PyTorch runs a custom Function's forward: its inside is not part of
+    the graph), and what it returns or saves goes back to arrays, so that autograd knows a
+    saved input or output for the tensor it is."""
+
+    def unwrap(x: Any) -> Any:
+        return x._data if isinstance(x, Tensor) else x
+
+    args = [Tensor._from_array(a) if hasattr(a, "shape") and hasattr(a, "dtype") else a
+            for a in raw]  # fmt: skip
+    if op.setup_context is not None:
+        result = op.forward(*args, **kwargs)
+        if ctx is not None:  # (PyTorch 2's style: setup_context sees Tensors too)
+            op.setup_context(ctx, tuple(args), result, **kwargs)
+    else:
+        result = op.forward(ctx if ctx is not None else Context((False,) * n), *args, **kwargs)
+    out = tuple(unwrap(o) for o in result) if isinstance(result, tuple) else unwrap(result)
+    if ctx is not None:
+        ctx.saved = tuple(unwrap(v) for v in ctx.saved)
         ctx.inputs, ctx.raw = raw, out
     return out
 

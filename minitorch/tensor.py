@@ -95,8 +95,9 @@ class Tensor:
         return t
 
     def _view(self, shape: tuple, strides: tuple, offset: int) -> Tensor:
-        """A tensor that reads this tensor's storage with another layout (no copy)."""
-        t = object.__new__(type(self))
+        """A tensor that reads this tensor's storage with another layout (no copy): a plain
+        Tensor, also for a Parameter's view (``weight[:3]`` is no parameter, as in PyTorch)."""
+        t = object.__new__(Tensor)
         t._storage = self._storage
         t._data = strided_view(self._storage, tuple(shape), tuple(strides), offset)
         t._strides = tuple(strides)
@@ -876,6 +877,196 @@ class Tensor:
     def div_(self, other: Any) -> Tensor:
         return ops.div_(self, other)
 
+    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
+        return ops.copy_(self, ops.masked_fill(self, mask, value))
+
+    def exp_(self) -> Tensor:
+        return ops.inplace_unary(self, "exp")
+
+    def log_(self) -> Tensor:
+        return ops.inplace_unary(self, "log")
+
+    def sqrt_(self) -> Tensor:
+        return ops.inplace_unary(self, "sqrt")
+
+    def abs_(self) -> Tensor:
+        return ops.inplace_unary(self, "abs")
+
+    def neg_(self) -> Tensor:
+        return ops.inplace_unary(self, "neg")
+
+    def tanh_(self) -> Tensor:
+        return ops.inplace_unary(self, "tanh")
+
+    def sigmoid_(self) -> Tensor:
+        return ops.inplace_unary(self, "sigmoid")
+
+    def relu_(self) -> Tensor:
+        return ops.inplace_unary(self, "relu")
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return ops.pow_(self, exponent)
+
+    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
+        return ops.clamp_(self, min, None)
+
+    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
+        return ops.clamp_(self, None, max)
+
+    def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+        return ops.scatter_(self, dim, index, src, value=value)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        from .nn import init
+
+        return init.uniform_(self, a, b, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        from .nn import init
+
+        return init.normal_(self, mean, std, generator=generator)
+
+    # --- PyTorch's other spellings (minitorch.ops.compose) ---------------------------------
+    def eq(self, other: Any) -> Tensor:
+        return ops.eq(self, other)
+
+    def ne(self, other: Any) -> Tensor:
+        return ops.ne(self, other)
+
+    def lt(self, other: Any) -> Tensor:
+        return ops.lt(self, other)
+
+    def le(self, other: Any) -> Tensor:
+        return ops.le(self, other)
+
+    def gt(self, other: Any) -> Tensor:
+        return ops.gt(self, other)
+
+    def ge(self, other: Any) -> Tensor:
+        return ops.ge(self, other)
+
+    def logical_and(self, other: Any) -> Tensor:
+        return ops.logical_and(self, other)
+
+    def logical_or(self, other: Any) -> Tensor:
+        return ops.logical_or(self, other)
+
+    def logical_not(self) -> Tensor:
+        return ops.logical_not(self)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        return ops.where(condition, self, other)
+
+    def neg(self) -> Tensor:
+        return ops.neg(self)
+
+    negative = neg
+    multiply = mul
+    subtract = sub
+    divide = true_divide = div
+
+    def mm(self, mat2: Any) -> Tensor:
+        return ops.mm(self, mat2)
+
+    def bmm(self, mat2: Any) -> Tensor:
+        return ops.bmm(self, mat2)
+
+    def mv(self, vec: Any) -> Tensor:
+        return ops.mv(self, vec)
+
+    def dot(self, other: Any) -> Tensor:
+        return ops.dot(self, other)
+
+    def var(
+        self,
+        dim: Any = None,
+        unbiased: Any = None,
+        keepdim: bool = False,
+        *,
+        correction: Any = None,
+    ) -> Tensor:
+        return ops.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(
+        self,
+        dim: Any = None,
+        unbiased: Any = None,
+        keepdim: bool = False,
+        *,
+        correction: Any = None,
+    ) -> Tensor:
+        return ops.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return ops.chunk(self, chunks, dim)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        return ops.repeat(self, *sizes)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return ops.index_select(self, dim, index)
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        return ops.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+        return ops.scatter(self, dim, index, src, value=value)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return ops.sort(self, dim, descending, stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        return ops.argsort(self, dim, descending, stable)
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def type(self, dtype: Any = None) -> Any:
+        """``'torch.FloatTensor'`` with no argument; a copy as ``dtype`` with one."""
+        return ops.to_type(self, dtype)
+
+    def new_ones(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return ops.new_like(self, creation.ones, size, dtype, device, requires_grad)
+
+    def new_zeros(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return ops.new_like(self, creation.zeros, size, dtype, device, requires_grad)
+
+    def new_empty(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return ops.new_like(self, creation.empty, size, dtype, device, requires_grad)
+
+    def new_full(
+        self,
+        size: Any,
+        fill_value: Any,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        out = creation.full(
+            size,
+            fill_value,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+        )
+        return out.requires_grad_(requires_grad) if requires_grad else out
+
+    def new_tensor(
+        self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return creation.tensor(
+            data,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
     # ``t += x`` writes into t, as in PyTorch (the in-place methods above).
     __iadd__ = add_
     __isub__ = sub_
@@ -925,6 +1116,8 @@ def _check_grad(t: Tensor, g: Any) -> None:
 # Tensor's methods call ops, and ops make Tensors: the modules that compute are imported
 # once the class exists (they import it from here).
 from . import ops  # noqa: E402
+
+from . import creation  # noqa: E402  # isort: skip  (after ops: creation builds on them)
 from .autograd import engine  # noqa: E402
 from .autograd.graph import leaf_accumulator  # noqa: E402
 from .function import Layout  # noqa: E402

@@ -11,14 +11,35 @@
 Importing this package puts the recording layer on ``apply``'s stack.
 """
 
-from ..function import Context, Function
+from ..function import Context
+from ..function import Function as _Function
 from ..ops import unbroadcast
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad, queue_callback
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
 from .variable import Variable
+
+
+class Function(_Function):
+    """PyTorch's ``torch.autograd.Function``: a custom op whose ``forward(ctx, *inputs)``
+    and ``backward(ctx, *grads)`` both take and return Tensors, called as ``Fn.apply``.
+
+    (``minitorch.Function``, the base of minitorch's own ops, gives ``forward`` the raw
+    arrays: chapter 02 builds the ops that way. Here forward gets Tensors that record
+    nothing, so it may call any Tensor method; the graph sees one node, this op.)
+    """
+
+    tensors_in = True
+
 
 __all__ = [
     "AccumulateGrad",
@@ -31,6 +52,8 @@ __all__ = [
     "enable_grad",
     "grad",
     "gradcheck",
+    "inference_mode",
+    "is_inference_mode_enabled",
     "gradgradcheck",
     "is_anomaly_enabled",
     "is_grad_enabled",

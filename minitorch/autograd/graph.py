@@ -62,7 +62,12 @@ class Node(Context):
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} object at {hex(id(self))}>"
+        where = ""
+        if getattr(self._function, "tensors_in", False):  # a custom autograd.Function's node
+            from ..dtypes import display_name
+
+            where = f"{display_name}.autograd.function."
+        return f"<{where}{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def saved_tensors(self) -> tuple:
@@ -334,7 +339,7 @@ class Autograd(Layer):
                         # what backward needs (setup_context) and the outputs connected
                         node = new_node(op, args)
                         out = self.below(op, args, kwargs, node)
-                        if op.setup_context is not None:
+                        if op.setup_context is not None and not op.tensors_in:
                             op.setup_context(node, node.inputs, node.raw, **kwargs)
                         connect(node, args, out, node.raw)
                         return out

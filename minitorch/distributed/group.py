@@ -39,8 +39,9 @@ _ALIASES = {"gloo": "local"}  # scripts written for PyTorch's CPU backend run un
 class ProcessGroup:
     """The ranks of one job and the backend that connects them."""
 
-    def __init__(self, backend: Backend, timeout: float) -> None:
+    def __init__(self, backend: Backend, timeout: float, name: str | None = None) -> None:
         self.backend = backend
+        self.name = name or backend.name  # as asked for: "gloo" runs on "local"
         self.rank = backend.rank
         self.world_size = backend.world_size
         self.timeout = timeout
@@ -125,7 +126,9 @@ def init_process_group(
         _default = ProcessGroup(make_backend(name, rank, world_size, "", 0, seconds), seconds)
         return
     addr, port, rank, world_size = _rendezvous(init_method, rank, world_size)
-    _default = ProcessGroup(make_backend(name, rank, world_size, addr, port, seconds), seconds)
+    _default = ProcessGroup(
+        make_backend(name, rank, world_size, addr, port, seconds), seconds, backend or name
+    )
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -171,8 +174,24 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
     return _group("get_world_size", group).world_size
 
 
+def get_default_backend_for_device(device: Any) -> str:
+    """The backend PyTorch picks for a device: ``"gloo"`` for the CPU (minitorch's
+    embedded backend answers to that name), ``"nccl"`` for CUDA."""
+    from ..device import device as as_device_object
+
+    if device is None or not isinstance(device, (str, as_device_object)):
+        raise TypeError(
+            "get_default_backend_for_device: expected a device or a device type string, but "
+            f"got {type(device).__name__} {device!r:.40}"
+        )
+    kind = as_device_object(device).type
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"get_default_backend_for_device: no default backend for {kind!r}")
+    return "gloo" if kind == "cpu" else "nccl"
+
+
 def get_backend(group: ProcessGroup | None = None) -> str:
-    return _group("get_backend", group).backend.name
+    return _group("get_backend", group).name
 
 
 def _group(name: str, group: ProcessGroup | None) -> ProcessGroup:

@@ -41,9 +41,11 @@ class ScriptModule(Module):
         name: str = "forward",
         source: Module | None = None,
         methods: Mapping[str, Graph] | None = None,
+        scripted: bool = False,
     ):
         super().__init__()
         object.__setattr__(self, "_graph", graph)
+        object.__setattr__(self, "_scripted", scripted)
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_methods", dict(methods or {}))
         if source is not None:
@@ -69,7 +71,7 @@ class ScriptModule(Module):
             if isinstance(child, ScriptModule):  # already compiled: kept, callable as it is
                 self.add_module(name, child)
             elif child is not None:
-                sub = ScriptModule(None, name=type(child).__name__)
+                sub = ScriptModule(None, name=type(child).__name__, scripted=self._scripted)
                 sub._mirror(child)
                 self.add_module(name, sub)
 
@@ -80,7 +82,7 @@ class ScriptModule(Module):
         for part in path:
             child = module._modules.get(part)
             if child is None:
-                child = ScriptModule(None, name=part)
+                child = ScriptModule(None, name=part, scripted=self._scripted)
                 module.add_module(part, child)
             module = child
         return module, leaf
@@ -206,6 +208,7 @@ class ScriptModule(Module):
     def _derive(self, out: ScriptModule) -> ScriptModule:
         """``out`` (this graph optimized or frozen) keeps what this one knows of its sizes."""
         state = self.__dict__
+        object.__setattr__(out, "_scripted", self._scripted)
         if "_retrace" in state:
             object.__setattr__(out, "_derived", (state["_retrace"], self._graph))
         elif "_derived" in state:
@@ -241,15 +244,22 @@ class ScriptModule(Module):
         return f"original_name={self._name}"
 
     def __repr__(self) -> str:
-        """As PyTorch prints a traced or scripted module: under its original class's name,
+        """As PyTorch prints a traced or scripted module: a traced one under its original
+        class's name, a scripted (or loaded) one as ``RecursiveScriptModule``;
         ``original_name=`` on a line of its own when it has submodules."""
+        if self.__dict__.get("_function"):
+            from .. import dtypes
+
+            name = f"{dtypes.display_name}.jit.ScriptFunction"  # (torch's repr names it twice)
+            return f"<{dtypes.display_name}.jit.{name} object at {hex(id(self))}>"
+        name = "RecursiveScriptModule" if self._scripted else self._name
         children = [
             f"  ({name}): " + repr(child).replace("\n", "\n  ")
             for name, child in self._modules.items()
         ]
         if not children:
-            return f"{self._name}({self.extra_repr()})"
-        return f"{self._name}(\n  {self.extra_repr()}\n" + "\n".join(children) + "\n)"
+            return f"{name}({self.extra_repr()})"
+        return f"{name}(\n  {self.extra_repr()}\n" + "\n".join(children) + "\n)"
 
 
 def _shapes(inputs: tuple) -> tuple:
@@ -360,7 +370,7 @@ def load(f: Any, map_location: Any = None) -> ScriptModule:
     """Load a ScriptModule saved with ``jit.save`` (or ``ScriptModule.save``) from a path
     or a binary file object; no Python class is needed and nothing is unpickled."""
     loaded = read(f, map_location)
-    module = ScriptModule(loaded.graph, name=loaded.name, methods=loaded.methods)
+    module = ScriptModule(loaded.graph, name=loaded.name, methods=loaded.methods, scripted=True)
     object.__setattr__(module, "_defaults", loaded.defaults)
     object.__setattr__(module, "_fixed", loaded.traced_shapes)
     for prefix, original_name, training in loaded.modules:  # parents come first
@@ -368,7 +378,7 @@ def load(f: Any, map_location: Any = None) -> ScriptModule:
             object.__setattr__(module, "training", training)
             continue
         parent, leaf = module._owner(prefix)
-        child = ScriptModule(None, name=original_name)
+        child = ScriptModule(None, name=original_name, scripted=True)
         object.__setattr__(child, "training", training)
         parent.add_module(leaf, child)
     for dotted, t in loaded.tensors.items():

@@ -1078,11 +1078,14 @@ def script(obj: Any) -> ScriptModule:
             name: _compile_graph(method, obj, obj)[0]
             for name, method in _exported(type(obj)).items()
         }
-        module = ScriptModule(graph, attrs, name=type(obj).__name__, source=obj, methods=methods)
+        module = ScriptModule(
+            graph, attrs, name=type(obj).__name__, source=obj, methods=methods, scripted=True
+        )
     elif isinstance(obj, types.FunctionType):
         fn = obj
         graph, attrs = _compile_graph(fn, None, None)
-        module = ScriptModule(graph, attrs, name=obj.__name__)
+        module = ScriptModule(graph, attrs, name=obj.__name__, scripted=True)
+        object.__setattr__(module, "_function", True)  # (prints as torch.jit.ScriptFunction)
     else:
         raise TypeError(f"jit.script: expected a function or a Module, got {type(obj).__name__}")
     object.__setattr__(module, "_defaults", _defaults(fn, obj if fn is not obj else None))

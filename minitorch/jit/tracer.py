@@ -322,6 +322,7 @@ def trace(
         graph, {name: t for name, t in attrs.values()}, name=_name_of(fn), source=module
     )
     object.__setattr__(traced, "_retrace", Retrace(fn, names, attrs, inputs, _name_of(fn)))
+    object.__setattr__(traced, "_function", module is None)  # (prints as jit.ScriptFunction)
     for check in check_inputs or ():
         check = check if isinstance(check, tuple) else (check,)
         _check(fn, traced, graph, check, names, attrs, check_tolerance)

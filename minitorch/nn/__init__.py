@@ -1,7 +1,18 @@
 """``minitorch.nn``: modules, layers, losses, initialisation and utilities."""
 
 from . import functional, init, parallel, utils
-from .activation import GELU, Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    Dropout,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Tanh,
+)
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, Embedding, MaxPool2d
 from .linear import Flatten, Identity, Linear

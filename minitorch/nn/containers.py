@@ -70,6 +70,23 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
+    def __repr__(self) -> str:
+        """As PyTorch prints it: a run of identical modules is one line, ``(0-2): 3 x ...``."""
+        runs: list[list] = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return f"{type(self).__name__}()"
+        lines = []
+        for first, last, text in runs:
+            head = f"({first}): " if first == last else f"({first}-{last}): {last - first + 1} x "
+            lines.append("  " + (head + text).replace("\n", "\n  "))
+        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
     def append(self, module: Module) -> ModuleList:
         self.add_module(str(len(self)), module)
         return self

@@ -65,6 +65,24 @@ def erf(x: Tensor) -> Tensor:
     return ops.Erf.apply(x)
 
 
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    out = ops.where(x > 0, x, x * negative_slope)
+    return ops.copy_(x, out) if inplace else out
+
+
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+    out = ops.where(x > 0, x, alpha * ops.expm1(ops.clamp(x, max=0.0)))
+    return ops.copy_(x, out) if inplace else out
+
+
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish)."""
+    out = x * ops.sigmoid(x)
+    return ops.copy_(x, out) if inplace else out
+
+
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact with erf, or PyTorch's tanh approximation."""
     if approximate == "tanh":

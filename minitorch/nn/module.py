@@ -21,6 +21,19 @@ from .parameter import Parameter
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
+class _IncompatibleKeys(IncompatibleKeys):
+    """``load_state_dict``'s result, printed as PyTorch prints it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 class Module:
     """Base class of every layer and model. Subclasses define ``forward``."""
 
@@ -323,7 +336,7 @@ class Module:
             for key, target in own.items():
                 if key in state_dict:
                     target.copy_(state_dict[key].to(device=target.device))
-        return IncompatibleKeys(missing, unexpected)
+        return _IncompatibleKeys(missing, unexpected)
 
     # --- calling ------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:

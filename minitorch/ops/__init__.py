@@ -6,7 +6,6 @@ Each function tidies its arguments (dims, shapes, scalars) and calls one ``Funct
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,27 @@ from ..dtypes import bool as bool_
 from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
+from .compose import (
+    argsort,
+    bmm,
+    chunk,
+    dot,
+    gather,
+    hstack,
+    index_select,
+    mm,
+    mv,
+    new_like,
+    repeat,
+    return_type,
+    scatter,
+    scatter_,
+    sort,
+    std,
+    to_type,
+    var,
+    vstack,
+)
 from .elementwise import (
     Abs,
     Add,
@@ -142,6 +162,29 @@ def div_(t: Any, other: Any) -> Any:
 def set_(t: Any, source: Any) -> Any:
     """Make ``t`` look at ``source``'s storage and layout (``t.data = source``)."""
     return Set_.apply(t, source)
+
+
+Pow_ = inplace_of(Pow, "power")
+_UNARY_INPLACE = {
+    "exp": (Exp, "exp"),
+    "log": (Log, "log"),
+    "sqrt": (Sqrt, "sqrt"),
+    "abs": (Abs, "absolute"),
+    "neg": (Neg, "negative"),
+    "tanh": (Tanh, "tanh"),
+    "sigmoid": (Sigmoid, ""),
+    "relu": (Relu, ""),
+}
+
+
+def pow_(t: Any, exponent: Any) -> Any:
+    return Pow_.apply(t, exponent)
+
+
+def inplace_unary(t: Any, name: str) -> Any:
+    """``t.exp_()``, ``t.relu_()``, ...: the unary op ``name`` written into ``t``."""
+    op, ufunc = _UNARY_INPLACE[name]
+    return inplace_of(op, ufunc).apply(t)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Any:
@@ -501,7 +544,7 @@ def _keepdim(keepdim: Any, op: str) -> bool:
     return keepdim if keepdim.__class__ is builtins.bool else as_bool(keepdim, op, "keepdim")
 
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+_RESULTS = {"max": return_type("max"), "min": return_type("min")}  # torch.return_types
 
 
 def _max_or_min(fn: Any, t: Any, dim: int | None, keepdim: bool, op: str) -> Any:
@@ -511,7 +554,7 @@ def _max_or_min(fn: Any, t: Any, dim: int | None, keepdim: bool, op: str) -> Any
     if dim is None:
         return fn.apply(t, None, False)
     values, indices = fn.apply(t, normalize_dim(dim, t.ndim, op), _keepdim(keepdim, op))
-    return values_indices(values, indices)
+    return _RESULTS[op](values, indices)
 
 
 def max(t: Any, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A001

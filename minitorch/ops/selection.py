@@ -11,7 +11,6 @@ indices and the draws carry none.
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from ..dtypes import is_floating
 from ..function import Context, Function
 from ..shape import broadcast_shapes, normalize_dim
 from ..tensor import Tensor
+from .compose import return_type
 from .elementwise import Where, unbroadcast
 from .indexing import ScatterAdd
 from .registry import register
@@ -132,7 +132,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 # --- topk -----------------------------------------------------------------------------------
-topk_result = namedtuple("topk", ["values", "indices"])
+topk_result = return_type("topk")
 
 
 def _along(index: Any, dim: int) -> tuple:

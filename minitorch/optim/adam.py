@@ -20,7 +20,7 @@ from ..ops import (
     _foreach_neg,
     _foreach_sqrt,
 )
-from .optimizer import Optimizer, check_common
+from .optimizer import Optimizer, check_common, implementation_flags
 
 
 class Adam(Optimizer):
@@ -40,10 +40,18 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool | None = None,
     ):
+        op = type(self).__name__
+        decoupled = self.decoupled if decoupled_weight_decay is None else decoupled_weight_decay
         defaults = dict(
             lr=lr,
             betas=tuple(betas) if isinstance(betas, (list, tuple)) else betas,
@@ -51,6 +59,14 @@ class Adam(Optimizer):
             weight_decay=weight_decay,
             amsgrad=amsgrad,
             maximize=maximize,
+            **implementation_flags(
+                op,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+            ),
+            decoupled_weight_decay=as_bool(decoupled, op, "decoupled_weight_decay"),
         )
         super().__init__(params, defaults)
 
@@ -83,7 +99,7 @@ class Adam(Optimizer):
             grads = [p.grad for p in params]
             if group["maximize"]:
                 grads = _foreach_neg(grads)
-            if decay and self.decoupled:
+            if decay and group["decoupled_weight_decay"]:
                 _foreach_mul_(params, 1 - lr * decay)
             elif decay:
                 grads = _foreach_add(grads, params, alpha=decay)
@@ -128,6 +144,24 @@ class AdamW(Adam):
         eps: float = 1e-8,
         weight_decay: float = 1e-2,
         amsgrad: bool = False,
+        *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )

@@ -57,6 +57,37 @@ class StepLR(LRScheduler):
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
+class ExponentialLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        as_number(gamma, "ExponentialLR", "gamma")
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each of the epochs in ``milestones``."""
+
+    def __init__(
+        self, optimizer: Optimizer, milestones: list[int], gamma: float = 0.1, last_epoch=-1
+    ):
+        if isinstance(milestones, (str, bytes)) or not hasattr(milestones, "__iter__"):
+            raise TypeError(f"MultiStepLR: milestones must be a list of ints, got {milestones!r}")
+        for m in milestones:
+            as_number(m, "MultiStepLR", "milestones", low=0, integer=True)
+        as_number(gamma, "MultiStepLR", "gamma")
+        self.milestones, self.gamma = sorted(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        passed = sum(1 for m in self.milestones if m <= self.last_epoch)
+        return [base * self.gamma**passed for base in self.base_lrs]
+
+
 class CosineAnnealingLR(LRScheduler):
     """Follow half a cosine from the initial lr down to ``eta_min`` over ``T_max`` epochs."""
 

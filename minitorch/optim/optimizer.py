@@ -203,10 +203,29 @@ class Optimizer:
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")  # (PyTorch leaves a blank line between groups)
             lines.append(f"Parameter Group {i}")
             for key in sorted(k for k in group if k != "params"):
                 lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
+
+
+def implementation_flags(op: str, **flags: Any) -> dict[str, Any]:
+    """PyTorch's implementation switches (``foreach``, ``fused``, ``capturable``,
+    ``differentiable``), kept in the parameter groups as PyTorch keeps them. minitorch's
+    updates are always multi-tensor ops, so ``foreach`` takes any value; the others select
+    kernels or graphs minitorch does not have, and only their off values are accepted."""
+    for name, value in flags.items():
+        if name == "foreach":
+            if value is not None:
+                as_bool(value, op, "foreach")
+        elif value:  # fused / capturable / differentiable
+            raise ValueError(
+                f"{op}: {name}={value!r} is not supported (minitorch has no {name} "
+                f"implementation); leave {name} at its default"
+            )
+    return flags
 
 
 def check_common(op: str, group: dict[str, Any]) -> None:

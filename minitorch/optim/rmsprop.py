@@ -19,7 +19,7 @@ from ..ops import (
     _foreach_neg,
     _foreach_sqrt,
 )
-from .optimizer import Optimizer, check_common
+from .optimizer import Optimizer, check_common, implementation_flags
 
 
 class RMSprop(Optimizer):
@@ -35,19 +35,24 @@ class RMSprop(Optimizer):
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
-        momentum: float = 0.0,
+        weight_decay: float = 0,
+        momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ):
         defaults = dict(
             lr=lr,
+            momentum=momentum,
             alpha=alpha,
             eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
             centered=centered,
+            weight_decay=weight_decay,
+            **implementation_flags("RMSprop", capturable=capturable, foreach=foreach),
             maximize=maximize,
+            **implementation_flags("RMSprop", differentiable=differentiable),
         )
         super().__init__(params, defaults)
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..autograd.grad_mode import no_grad
 from ..checks import as_bool, as_number
 from ..ops import _foreach_add, _foreach_add_, _foreach_clone, _foreach_mul_, _foreach_neg
-from .optimizer import Optimizer, check_common
+from .optimizer import Optimizer, check_common, implementation_flags
 
 
 class SGD(Optimizer):
@@ -22,11 +22,15 @@ class SGD(Optimizer):
         self,
         params: Iterable[Any],
         lr: float = 1e-3,
-        momentum: float = 0.0,
-        dampening: float = 0.0,
-        weight_decay: float = 0.0,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
         nesterov: bool = False,
+        *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         defaults = dict(
             lr=lr,
@@ -35,6 +39,9 @@ class SGD(Optimizer):
             weight_decay=weight_decay,
             nesterov=nesterov,
             maximize=maximize,
+            **implementation_flags(
+                "SGD", foreach=foreach, differentiable=differentiable, fused=fused
+            ),
         )
         super().__init__(params, defaults)
 
