@@ -71,6 +71,9 @@ def fused_elementwise_kernel(*arrays: Any, kernel: Any) -> Any:
     generated kernel. Other dtypes (float16) go to the numpy-generated forward."""
     from ..jit.fusion import FusedElementwise
 
+    if kernel.row_local:  # (reductions: each op's own forward, on any backend's arrays)
+        outs = kernel.run_by_ops(tuple(arrays))
+        return outs[0] if len(outs) == 1 else outs
     if kernel.dtype not in _FLOATS or any(a.dtype.name != kernel.dtype for a in arrays):
         return FusedElementwise.forward(*arrays, kernel=kernel)
     outs = run(kernel, list(arrays))

@@ -15,16 +15,21 @@ node's ``target`` is a ``FusedKernel``:
   ``("input", i)`` (kernel input ``i``), ``("op", j)`` (the result of op ``j``) or a Python
   number;
 - ``outputs``: which ops' results leave the kernel (the node's outputs, in order);
-- ``shape`` and ``dtype``: every op's result has this shape and floating dtype.
+- ``shape`` and ``dtype``: every op's result has this shape and floating dtype;
+- ``op_shapes``: None, or (in a row-local kernel, see ``rows.py``) each op's own shape:
+  a ``mean``/``sum`` over trailing dims (its args: the ref, the dims, ``True``) and the ops
+  on its result have the rows of ``shape`` and 1 in the reduced dims.
 
 So a kernel computes, for every output element, ``ops`` in order on scalars and stores
-the ``outputs``: on the CPU that is ``numpy_source()`` (whole-array ufuncs with ``out=``),
-on the GPU one thread per element.
+the ``outputs``: on the CPU that is ``numpy_source()`` (whole-array ufuncs with ``out=``,
+a row-local kernel's reductions per chunk of rows), on the GPU one thread per element.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,15 +37,31 @@ import numpy as np
 
 from ..autograd import enable_grad, is_grad_enabled
 from ..autograd import grad as autograd_grad
-from ..function import Context, Function
+from ..function import Context, Function, kernel_for
 from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .interpreter import _reads
 from .ir import Graph, Node, Value, as_graph, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure
+from .rows import REDUCTIONS, row_regions
 
 Ref = tuple  # ("input", i) or ("op", j)
+
+
+#: Reductions a row-local kernel runs per chunk of rows (see ``rows.py``).
+_REDUCTIONS = REDUCTIONS
+
+
+def _reducers() -> dict:
+    """``_reduce_mean`` etc. for the generated code: each reduction's own forward."""
+    return {f"_reduce_{name}": _array_forward(function_for(name)) for name in _REDUCTIONS}
+
+
+def is_ref(a: Any) -> bool:
+    """Is a kernel op's argument a ref (``("input", i)``, ``("op", j)``), not a constant
+    (a number, or a reduction's dims)?"""
+    return isinstance(a, tuple) and len(a) == 2 and a[0] in ("input", "op")
 
 
 @dataclass(frozen=True)
@@ -52,11 +73,9 @@ class ElementwiseOp:
 
     def __str__(self) -> str:
         def show(a: Any) -> str:
-            return (
-                f"in{a[1]}"
-                if isinstance(a, tuple) and a[0] == "input"
-                else (f"t{a[1]}" if isinstance(a, tuple) else repr(a))
-            )
+            if not is_ref(a):
+                return repr(a)
+            return f"in{a[1]}" if a[0] == "input" else f"t{a[1]}"
 
         return f"{self.op}({', '.join(show(a) for a in self.args)})"
 
@@ -71,16 +90,38 @@ class FusedKernel:
     outputs: tuple  # (op index, ...)
     shape: tuple
     dtype: str
+    op_shapes: tuple | None = None
     _compiled: Any = field(default=None, repr=False)
     _scratch: Any = field(default_factory=threading.local, repr=False)
     _buffers: Any = field(default=None, repr=False)
 
     def __call__(self, *args: Any) -> Any:
-        """Run as a graph node (the interpreter calls a ``fused`` node's target)."""
+        """Run as a graph node (the interpreter calls a ``fused`` node's target): in
+        training on the CPU the intermediates are kept for backward (as eager keeps them);
+        otherwise the fused code runs and backward recomputes them."""
+        if is_grad_enabled() and _keeps_intermediates(args):
+            return FusedElementwiseKept.apply(*args, kernel=self)
         return FusedElementwise.apply(*args, kernel=self)
 
     def summary(self) -> str:
         return ", ".join(op.op for op in self.ops)
+
+    def op_shape(self, j: int) -> tuple:
+        """The shape of op ``j``'s result."""
+        return tuple(self.shape if self.op_shapes is None else self.op_shapes[j])
+
+    @property
+    def row_local(self) -> bool:
+        """Does the kernel reduce (so that it runs by whole rows, never flat slices)?"""
+        return self.op_shapes is not None and any(
+            tuple(s) != tuple(self.shape) for s in self.op_shapes
+        )
+
+    def run_by_ops(self, arrays: tuple) -> tuple:
+        """The outputs by each op's own forward, one after another, on arrays of any
+        backend (what a GPU runs for a row-local kernel, which it has no generator for)."""
+        values = _forward_values(self, list(arrays))[0]
+        return tuple(values[j] for j in self.outputs)
 
     def numpy_source(self) -> str:
         """The generated numpy function: ufuncs writing into preallocated buffers."""
@@ -88,42 +129,31 @@ class FusedKernel:
 
     def run(self, arrays: tuple) -> tuple:
         """Compute the outputs (fresh arrays) from the input arrays, in cache-sized chunks
-        where the arrays are too big for the cache (see :func:`chunk_plan`)."""
+        where the arrays are too big for the cache (see :func:`chunk_plan`), the chunks
+        shared out among the cores (see :func:`run_chunks`)."""
         if self._compiled is None:
-            namespace = {"np": np, "_erf": erf_array}
+            namespace = {"np": np, "_erf": erf_array, **_reducers()}
             exec(compile(self.numpy_source(), f"<fused kernel {self.name}>", "exec"), namespace)
             self._compiled = namespace[f"fused_{self.name}"]
+        shape, dtype = tuple(self.shape), np.dtype(self.dtype)
+        outs = tuple(np.empty(self.op_shape(j), dtype) for j in self.outputs)
+        plan = chunk_plan(self, arrays)
+        if plan is None:
+            self._compiled(self._buffers_here(), outs, shape, *arrays)
+            return outs
+        run_chunks(self._run_chunk, list(_chunks(plan, shape, arrays, outs)))
+        return outs
+
+    def _buffers_here(self) -> dict:
+        """This thread's scratch buffers (kept from call to call, by shape)."""
         scratch = getattr(self._scratch, "buffers", None)
         if scratch is None:
             scratch = self._scratch.buffers = {}
-        shape, dtype = tuple(self.shape), np.dtype(self.dtype)
-        outs = tuple(np.empty(shape, dtype) for _ in self.outputs)
-        plan = chunk_plan(self, arrays)
-        if plan is None:
-            self._compiled(scratch, outs, shape, *arrays)
-            return outs
-        how, step = plan
-        if how == "flat":  # every input is the whole shape (contiguous) or a single value
-            full = [_is_full(a, shape) for a in arrays]
-            flat_in = [
-                a.reshape(-1) if f else _as_single(a) for a, f in zip(arrays, full, strict=True)
-            ]
-            flat_out = [o.reshape(-1) for o in outs]
-            size = int(np.prod(shape))
-            for start in range(0, size, step):
-                stop = min(start + step, size)
-                chunk = [a[start:stop] if f else a for a, f in zip(flat_in, full, strict=True)]
-                self._compiled(
-                    scratch, tuple(o[start:stop] for o in flat_out), (stop - start,), *chunk
-                )
-            return outs
-        rows = shape[0]
-        for start in range(0, rows, step):
-            stop = min(start + step, rows)
-            chunk = [_rows(a, len(shape), start, stop) for a in arrays]
-            chunk_shape = (stop - start, *shape[1:])
-            self._compiled(scratch, tuple(o[start:stop] for o in outs), chunk_shape, *chunk)
-        return outs
+        return scratch
+
+    def _run_chunk(self, step: tuple) -> None:
+        outs, shape, inputs = step
+        self._compiled(self._buffers_here(), outs, shape, *inputs)
 
     def reference(self, inputs: list[Tensor]) -> list[Tensor]:
         """The same computation with minitorch ops, one ``Function.apply`` each (used for
@@ -131,7 +161,7 @@ class FusedKernel:
         results: list[Tensor] = []
         for op in self.ops:
             args = [
-                (inputs[a[1]] if a[0] == "input" else results[a[1]]) if isinstance(a, tuple) else a
+                (inputs[a[1]] if a[0] == "input" else results[a[1]]) if is_ref(a) else a
                 for a in op.args
             ]
             results.append(function_for(op.op).apply(*args))
@@ -151,7 +181,7 @@ def _numpy_source(k: FusedKernel) -> str:
     last_use = {}
     for j, op in enumerate(k.ops):
         for a in op.args:
-            if isinstance(a, tuple) and a[0] == "op":
+            if is_ref(a) and a[0] == "op":
                 last_use[a[1]] = j
     outputs = {j: i for i, j in reversed(list(enumerate(k.outputs)))}
     free: list[str] = []
@@ -162,14 +192,23 @@ def _numpy_source(k: FusedKernel) -> str:
     scratch_count = 0
     for j, op in enumerate(k.ops):
         args = [
-            (f"in{a[1]}" if a[0] == "input" else where[a[1]]) if isinstance(a, tuple) else repr(a)
+            (f"in{a[1]}" if a[0] == "input" else where[a[1]]) if is_ref(a) else repr(a)
             for a in op.args
         ]
         for a in op.args:  # inputs read for the last time free their buffer for this op
-            if isinstance(a, tuple) and a[0] == "op" and last_use[a[1]] == j:
+            if is_ref(a) and a[0] == "op" and last_use[a[1]] == j:
                 name = where[a[1]]
                 if name.startswith("s") and name not in free:
                     free.append(name)
+        if op.op in _REDUCTIONS or k.op_shape(j) != tuple(k.shape):
+            # a row-local kernel's reduction, or an op on the reduced (small) results: a
+            # fresh small array per chunk (the op's own forward for a reduction)
+            where[j] = f"r{j}"
+            if op.op in _REDUCTIONS:
+                lines.append(f"    r{j} = _reduce_{op.op}({', '.join(args)})")
+            else:
+                lines.append(f"    r{j} = {array_call(function_for(op.op).scalar, args, 'np')}")
+            continue
         if j in outputs:
             buf = f"o{j}"
             lines.append(f"    {buf} = outs[{outputs[j]}]")
@@ -194,10 +233,10 @@ def _numpy_source(k: FusedKernel) -> str:
 # --- chunks: what keeps the intermediates in the cache -----------------------------------
 
 #: Bytes of all the arrays one chunk step streams through (inputs, scratch buffers,
-#: outputs): about a core's L2 cache on today's CPUs (measured on this project's 2-core
-#: machine, L2 1 MiB per core: 64-256 KiB per buffer ran a 10-op chain 2x faster than
-#: whole arrays).
-CHUNK_BYTES = 1024 * 1024
+#: outputs): a core's share of the caches (measured on this project's 2-core machines, L2
+#: 1 MiB per core and a shared L3: 1-2 MiB per step ran a 10-op chain fastest, 2-3x faster
+#: than whole arrays; 64-256 KiB steps pay numpy's per-call cost too often).
+CHUNK_BYTES = 2 * 1024 * 1024
 #: The fewest elements in a chunk: each ufunc call costs about a microsecond, which a chunk
 #: this big (about 30 us of work per op) pays back.
 MIN_CHUNK = 32 * 1024
@@ -243,12 +282,83 @@ def chunk_plan(k: FusedKernel, arrays: tuple) -> tuple[str, int] | None:
     if size * itemsize * live <= WHOLE_BYTES or not shape:
         return None
     elements = max(CHUNK_BYTES // (live * itemsize), MIN_CHUNK)
-    if all(_is_full(a, shape) and a.flags.c_contiguous or _single(a) for a in arrays):
+    flat = all(_is_full(a, shape) and a.flags.c_contiguous or _single(a) for a in arrays)
+    if flat and not k.row_local:  # (a reduction needs its whole rows)
         return "flat", elements
     row = size // shape[0] if shape[0] else 0
     if shape[0] < 2 or row == 0 or row * 2 > elements * 4:
         return None  # rows too big to chunk by (a few huge rows): whole arrays
     return "rows", max(elements // row, 1)
+
+
+def _chunks(plan: tuple[str, int], shape: tuple, arrays: tuple, outs: tuple):
+    """The steps of a chunk plan: ``(output slices, chunk shape, input slices)`` each."""
+    how, step = plan
+    if how == "flat":  # every input is the whole shape (contiguous) or a single value
+        full = [_is_full(a, shape) for a in arrays]
+        flat_in = [a.reshape(-1) if f else _as_single(a) for a, f in zip(arrays, full, strict=True)]
+        flat_out = [o.reshape(-1) for o in outs]
+        size = int(np.prod(shape))
+        for start in range(0, size, step):
+            stop = min(start + step, size)
+            chunk = tuple(a[start:stop] if f else a for a, f in zip(flat_in, full, strict=True))
+            yield tuple(o[start:stop] for o in flat_out), (stop - start,), chunk
+        return
+    for start in range(0, shape[0], step):
+        stop = min(start + step, shape[0])
+        chunk = tuple(_rows(a, len(shape), start, stop) for a in arrays)
+        yield tuple(o[start:stop] for o in outs), (stop - start, *shape[1:]), chunk
+
+
+# --- the cores: chunks are independent, so they run at once ------------------------------
+
+_pool: Any = None
+_pool_key: tuple = ()
+
+
+def _threads() -> int:
+    """How many threads a fused kernel's chunks may use: ``set_num_threads``'s count, else
+    the CPUs this process may run on."""
+    from .. import threads
+
+    if threads._threads is not None:
+        return threads._threads
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on Linux)
+        return os.cpu_count() or 1
+
+
+def run_chunks(run: Any, steps: list) -> None:
+    """``run(step)`` for every step, the steps split into contiguous runs, one per thread
+    (numpy releases the GIL inside a ufunc, so the threads compute at once; each thread
+    has its own scratch buffers). Fewer than four chunks, or one thread: in this thread."""
+    workers = min(_threads(), len(steps) // 2)  # (two steps a thread at least: handing
+    if workers < 2:  # one chunk to another thread costs about what it saves)
+        for step in steps:
+            run(step)
+        return
+    global _pool, _pool_key
+    key = (os.getpid(), workers)
+    if _pool_key != key:  # (a forked child, or another thread count: a new pool)
+        if _pool is not None and _pool_key[0] == os.getpid():
+            _pool.shutdown(wait=False)
+        _pool = ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="fused")
+        _pool_key = key
+    share = -(-len(steps) // workers)
+    parts = [steps[i : i + share] for i in range(0, len(steps), share)]
+
+    def run_all(part: list) -> None:
+        for step in part:
+            run(step)
+
+    futures = [_pool.submit(run_all, part) for part in parts[1:]]
+    try:
+        run_all(parts[0])
+    finally:
+        wait(futures)  # (every chunk is done or failed before the outputs are handed on)
+    for f in futures:
+        f.result()
 
 
 def _scratch_buffers(k: FusedKernel) -> int:
@@ -303,25 +413,85 @@ class FusedElementwise(Function):
         return tuple(next(it) if n else None for n in needs)
 
 
-def _backward_by_ops(kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tuple) -> tuple:
-    """The gradients of the kernel's inputs: its chain recomputed on arrays, then each op's
-    ``setup_context`` and ``backward`` (the very code eager autograd runs) in reverse."""
-    arrays = [t._data for t in inputs]
+def _keeps_intermediates(args: tuple) -> bool:
+    """Some input needs a gradient, and no backend has its own kernel for the fused node
+    (chapter 07's one-launch GPU kernel, which must run as it is)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if not any(t.requires_grad for t in tensors):
+        return False
+    return kernel_for(FusedElementwise, [t._data for t in tensors]) is FusedElementwise.forward
+
+
+class FusedElementwiseKept(Function):
+    """A FusedKernel in training: forward runs each op's own forward on arrays (no
+    ``apply``, no graph) and keeps every intermediate, so backward runs each op's own
+    backward on them without recomputing the chain (eager autograd keeps them too; the
+    fused code's cache-sized chunks pay off in inference, the recomputation did not in
+    training). With ``create_graph``, backward is ``FusedElementwise``'s."""
+
+    name = "fused_elementwise_kept"
+
+    @staticmethod
+    def forward(ctx: Context, *arrays: Any, kernel: FusedKernel) -> Any:
+        values, contexts = _forward_values(kernel, list(arrays))
+        ctx.kernel, ctx.kept = kernel, (values, contexts)
+        ctx.save_for_backward(*arrays)
+        outs = tuple(values[j] for j in kernel.outputs)
+        return outs[0] if len(outs) == 1 else outs
+
+    @staticmethod
+    def backward(ctx: Context, *grads: Any) -> tuple:
+        if not is_grad_enabled():
+            inputs = ctx.saved_tensors
+            return _backward_by_ops(ctx.kernel, inputs, ctx.needs_input_grad, grads, ctx.kept)
+        return FusedElementwise.backward(ctx, *grads)
+
+
+def _array_forward(cls: type[Function]) -> Any:
+    """An op's forward on arrays: its pure forward, or forward with a fresh Context."""
+    if cls.setup_context is not None:
+        return cls.forward
+    return lambda *args: cls.forward(Context(), *args)
+
+
+def _forward_values(kernel: FusedKernel, arrays: list) -> tuple[list, list]:
+    """Every op's result on arrays, by its own forward (no ``apply``, no graph), and the
+    Context a forward that takes one filled (None for pure ones)."""
     values: list[Any] = []
+    contexts: list[Any] = []
+    for op in kernel.ops:
+        cls = function_for(op.op)
+        args = [
+            (arrays[a[1]] if a[0] == "input" else values[a[1]]) if is_ref(a) else a for a in op.args
+        ]
+        if cls.setup_context is not None:
+            values.append(cls.forward(*args))
+            contexts.append(None)
+        else:
+            ctx = Context()
+            values.append(cls.forward(ctx, *args))
+            contexts.append(ctx)
+    return values, contexts
+
+
+def _backward_by_ops(
+    kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tuple, kept: tuple | None = None
+) -> tuple:
+    """The gradients of the kernel's inputs: its chain recomputed on arrays (unless forward
+    ``kept`` the values and contexts), then each op's ``setup_context`` and ``backward``
+    (the very code eager autograd runs) in reverse."""
+    arrays = [t._data for t in inputs]
+    values, contexts = kept if kept is not None else _forward_values(kernel, arrays)
 
     def operands(op: ElementwiseOp) -> list:
         return [
-            (arrays[a[1]] if a[0] == "input" else values[a[1]]) if isinstance(a, tuple) else a
-            for a in op.args
+            (arrays[a[1]] if a[0] == "input" else values[a[1]]) if is_ref(a) else a for a in op.args
         ]
 
-    for op in kernel.ops:
-        values.append(function_for(op.op).forward(*operands(op)))
     flows = [False] * len(kernel.ops)  # which ops' results depend on an input needing a grad
     for j, op in enumerate(kernel.ops):
         flows[j] = any(
-            isinstance(a, tuple) and (needs[a[1]] if a[0] == "input" else flows[a[1]])
-            for a in op.args
+            is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]]) for a in op.args
         )
     grad_of: dict[int, Any] = {}
     for j, g in zip(kernel.outputs, grads, strict=True):
@@ -335,14 +505,19 @@ def _backward_by_ops(kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tu
         op, cls = kernel.ops[j], function_for(kernel.ops[j].op)
         args = operands(op)
         wants = tuple(
-            isinstance(a, tuple) and (needs[a[1]] if a[0] == "input" else flows[a[1]])
-            for a in op.args
+            is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]]) for a in op.args
         )
-        ctx = Context(wants)
-        ctx.inputs, ctx.raw = args, values[j]
-        cls.setup_context(ctx, tuple(args), values[j])
+        ctx = contexts[j]
+        if ctx is None:
+            ctx = Context(wants)
+            ctx.inputs, ctx.raw = args, values[j]
+            cls.setup_context(ctx, tuple(args), values[j])
+        else:
+            ctx.needs_input_grad = wants
         ctx.saved = tuple(
-            Tensor._from_array(v) if hasattr(v, "shape") and hasattr(v, "dtype") else v
+            Tensor._from_array(v)
+            if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, Tensor)
+            else v
             for v in ctx.saved
         )
         result = cls.backward(ctx, g)
@@ -462,10 +637,17 @@ def group_elementwise(graph: Graph) -> list[list[Node]]:
     return [g for g in groups if len(g) > 1]
 
 
+#: Join groups across reductions over trailing dims (``rows.py``); False fuses elementwise
+#: ops only (for comparison: what row-local fusion adds).
+ROW_LOCAL = True
+
+
 def fuse_elementwise(graph: Graph) -> Graph:
     """Replace each group from ``group_elementwise`` by one ``fused`` node."""
     g = as_graph(graph, "fuse_elementwise").copy()
     groups = group_elementwise(g)
+    if ROW_LOCAL:
+        groups = row_regions(g, groups, fusible)
     if not groups:
         return g
     users = g.users()
@@ -538,13 +720,16 @@ def _fused_node(g: Graph, members: list[Node], number: int, users: dict, graph_o
         or any(id(u) not in member_ids for u in users.get(n.outputs[0], []))
     ]
     out = members[-1].outputs[0]
+    shapes = tuple(tuple(n.outputs[0].shape) for n in members)
+    shape = tuple(np.broadcast_shapes(*shapes))  # (a row-local region's ops differ)
     kernel = FusedKernel(
         name=str(number),
         inputs=tuple((v.dtype, v.shape) for v in inputs),
         ops=tuple(ops),
         outputs=tuple(escaping),
-        shape=out.shape,
+        shape=shape,
         dtype=out.dtype,
+        op_shapes=None if all(s == shape for s in shapes) else shapes,
     )
     outputs = [members[j].outputs[0] for j in escaping]
     return Node("fused", tuple(inputs), outputs=outputs, target=kernel, line=members[0].line)
@@ -552,4 +737,5 @@ def _fused_node(g: Graph, members: list[Node], number: int, users: dict, graph_o
 
 register(
     FusedElementwise,
+    FusedElementwiseKept,
 )

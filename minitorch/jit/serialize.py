@@ -37,10 +37,11 @@ from ..nn import Parameter
 from ..serialization import SerializationError
 from ..tensor import Tensor
 from .dynamic_batch import generalize
-from .fusion import ElementwiseOp, FusedKernel
+from .fusion import ElementwiseOp, FusedKernel, is_ref
 from .ir import Block, Graph, Node, Value
 from .lint import GraphLintError, lint
 from .ops import ELEMENTWISE, STRUCTURAL, resolve
+from .rows import REDUCTIONS
 
 FORMAT = "minitorch.jit"
 VERSION = 1
@@ -169,9 +170,11 @@ def _encode_arg(a: Any) -> Any:
 
 def _encode_kernel(k: FusedKernel) -> dict:
     def arg(a: Any) -> Any:
-        return {a[0]: a[1]} if isinstance(a, tuple) else a
+        if is_ref(a):
+            return {a[0]: a[1]}
+        return {"dims": list(a)} if isinstance(a, tuple) else a  # (a reduction's dims)
 
-    return {
+    out = {
         "name": k.name,
         "inputs": [[d, list(s)] for d, s in k.inputs],
         "ops": [[op.op, [arg(a) for a in op.args]] for op in k.ops],
@@ -179,6 +182,9 @@ def _encode_kernel(k: FusedKernel) -> dict:
         "shape": list(k.shape),
         "dtype": k.dtype,
     }
+    if k.op_shapes is not None:
+        out["op_shapes"] = [list(s) for s in k.op_shapes]
+    return out
 
 
 # --- load -------------------------------------------------------------------------------
@@ -322,13 +328,10 @@ class _Decoder:
     def kernel(self, enc: dict) -> FusedKernel:
         ops = []
         for op, args in enc["ops"]:
-            if op not in ELEMENTWISE:
+            if op not in ELEMENTWISE and op not in REDUCTIONS:
                 raise ValueError(f"fused kernel op {op!r} is not an elementwise op")
-            refs = tuple(
-                (next(iter(a)), int(next(iter(a.values())))) if isinstance(a, dict) else a
-                for a in args
-            )
-            ops.append(ElementwiseOp(op, refs))
+            ops.append(ElementwiseOp(op, tuple(self.kernel_arg(a) for a in args)))
+        shapes = enc.get("op_shapes")
         return FusedKernel(
             name=str(enc["name"]),
             inputs=tuple((d, tuple(s)) for d, s in enc["inputs"]),
@@ -336,4 +339,17 @@ class _Decoder:
             outputs=tuple(int(j) for j in enc["outputs"]),
             shape=tuple(enc["shape"]),
             dtype=str(enc["dtype"]),
+            op_shapes=None if shapes is None else tuple(tuple(int(n) for n in s) for s in shapes),
         )
+
+    @staticmethod
+    def kernel_arg(a: Any) -> Any:
+        """A kernel op's argument: a ref, a reduction's dims, or a number (or bool)."""
+        if not isinstance(a, dict):
+            return a
+        ((kind, value),) = a.items()
+        if kind == "dims":
+            return tuple(int(d) for d in value)
+        if kind not in ("input", "op"):
+            raise ValueError(f"unknown fused kernel argument {a!r}")
+        return (kind, int(value))

@@ -306,7 +306,8 @@ def test_fusion_reduces_node_count_and_keeps_outputs_and_gradients():
     traced = jit.trace(block, x)
     fused = jit.optimize(traced)
     counts = fused.graph.op_counts()
-    assert counts["fused"] >= 3
+    # LayerNorm (its two means included: row-local fusion) and the GELU chain
+    assert counts["fused"] >= 2 and "mean" not in counts
     assert len(fused.graph.nodes) < len(traced.graph.nodes) - 10
     out_e, gx_e = _grads(block, x)
     out_f, gx_f = _grads(fused, x)
