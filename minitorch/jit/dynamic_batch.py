@@ -52,9 +52,10 @@ class _Fill:
         self.shape, self.value, self.dtype = shape, value, dtype
 
 
-def generalize(retrace: Any, graph: Graph) -> Graph | None:
-    """``graph`` (traced at ``retrace``'s example inputs) with its batch size as an op, or
-    None when it can't be generalized (see the module docstring)."""
+def generalize(retrace: Any, graph: Graph, one_longer: Graph) -> Graph | None:
+    """``graph`` (traced at ``retrace``'s example inputs; ``one_longer``: traced with one
+    row more) with its batch size as an op, or None when it can't be generalized (see the
+    module docstring)."""
     example = retrace.example
     if not example or not all(isinstance(t, Tensor) and t.dim() >= 1 for t in example):
         return None
@@ -62,7 +63,7 @@ def generalize(retrace: Any, graph: Graph) -> Graph | None:
     if batch < 1 or any(t.shape[0] != batch for t in example):
         return None  # the inputs don't share a batch dim
     try:
-        longer = retrace.longer_traces(graph, (1, 2))
+        longer = [one_longer, *retrace.longer_traces(graph, (2,))]
     except Exception:  # noqa: BLE001 - it can't run other batch sizes
         return None
     try:

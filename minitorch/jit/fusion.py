@@ -49,13 +49,9 @@ from .rows import REDUCTIONS, row_regions
 Ref = tuple  # ("input", i) or ("op", j)
 
 
-#: Reductions a row-local kernel runs per chunk of rows (see ``rows.py``).
-_REDUCTIONS = REDUCTIONS
-
-
 def _reducers() -> dict:
     """``_reduce_mean`` etc. for the generated code: each reduction's own forward."""
-    return {f"_reduce_{name}": _array_forward(function_for(name)) for name in _REDUCTIONS}
+    return {f"_reduce_{name}": _array_forward(function_for(name)) for name in REDUCTIONS}
 
 
 def is_ref(a: Any) -> bool:
@@ -200,11 +196,11 @@ def _numpy_source(k: FusedKernel) -> str:
                 name = where[a[1]]
                 if name.startswith("s") and name not in free:
                     free.append(name)
-        if op.op in _REDUCTIONS or k.op_shape(j) != tuple(k.shape):
+        if op.op in REDUCTIONS or k.op_shape(j) != tuple(k.shape):
             # a row-local kernel's reduction, or an op on the reduced (small) results: a
             # fresh small array per chunk (the op's own forward for a reduction)
             where[j] = f"r{j}"
-            if op.op in _REDUCTIONS:
+            if op.op in REDUCTIONS:
                 lines.append(f"    r{j} = _reduce_{op.op}({', '.join(args)})")
             else:
                 lines.append(f"    r{j} = {array_call(function_for(op.op).scalar, args, 'np')}")

@@ -100,9 +100,13 @@ def _saved_graph(module: Any) -> tuple[Graph, list | None]:
     if again is None:
         fixed = module._fixed_shapes()
         return module.graph, None if fixed is None else [list(s) for s in fixed]
-    if not again.holds_sizes(module.graph):
+    try:
+        (one_longer,) = again.longer_traces(module.graph, (1,))
+    except Exception:  # noqa: BLE001 - it can't run one row longer: sizes are fixed
+        return module.graph, [list(s) for s in again.key]
+    if not again.holds_sizes(module.graph, one_longer):
         return module.graph, None
-    general = generalize(again, module.graph)
+    general = generalize(again, module.graph, one_longer)
     if general is None:
         return module.graph, [list(s) for s in again.key]
     return general, [[None, *s[1:]] for s in again.key]

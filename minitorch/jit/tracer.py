@@ -344,17 +344,19 @@ class Retrace:
         self.graphs: dict[tuple, Graph] = {}
         self.warned = False
 
-    def holds_sizes(self, traced: Graph) -> bool:
+    def holds_sizes(self, traced: Graph, longer: Graph | None = None) -> bool:
         """Does the graph hold the traced sizes (so that it runs those shapes only)? The
         function is traced once more with every input one row longer (its first row
-        repeated), as ``onnx.export`` checks a dynamic batch."""
+        repeated), as ``onnx.export`` checks a dynamic batch (``longer``: that trace,
+        when the caller has it already)."""
         if not all(isinstance(t, Tensor) and t.dim() >= 1 for t in self.example):
             return True
-        try:
-            (graph,) = self.longer_traces(traced, (1,))
-        except Exception:  # noqa: BLE001 - it can't run one row longer: sizes are fixed
-            return True
-        return _ops(graph) != _ops(traced) or _constants(graph) != _constants(traced)
+        if longer is None:
+            try:
+                (longer,) = self.longer_traces(traced, (1,))
+            except Exception:  # noqa: BLE001 - it can't run one row longer: sizes are fixed
+                return True
+        return _ops(longer) != _ops(traced) or _constants(longer) != _constants(traced)
 
     def longer_traces(self, traced: Graph, extras: Sequence[int]) -> list[Graph]:
         """The function traced again with every input ``n`` rows longer (its first row
