@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,8 @@ from ..function import Context, Function, kernel_for
 from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
+from .buffers import Reuse
+from .fused_backward import backward_source, sum_to, worth_keeping
 from .interpreter import _reads
 from .ir import Graph, Node, Value, as_graph, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure
@@ -90,14 +92,45 @@ class FusedKernel:
     _compiled: Any = field(default=None, repr=False)
     _scratch: Any = field(default_factory=threading.local, repr=False)
     _buffers: Any = field(default=None, repr=False)
+    _backwards: dict = field(default_factory=dict, repr=False)
+    _arrays: Reuse = field(default_factory=Reuse, repr=False)  # its outputs, to hand out again
+    _keeps: dict = field(default_factory=dict, repr=False)
+    _variants: dict = field(default_factory=dict, repr=False)
 
     def __call__(self, *args: Any) -> Any:
-        """Run as a graph node (the interpreter calls a ``fused`` node's target): in
-        training on the CPU the intermediates are kept for backward (as eager keeps them);
-        otherwise the fused code runs and backward recomputes them."""
-        if is_grad_enabled() and _keeps_intermediates(args):
-            return FusedElementwiseKept.apply(*args, kernel=self)
+        """Run as a graph node (the interpreter calls a ``fused`` node's target): the fused
+        code; in training on the CPU it also keeps the few results that backward would
+        recompute at a cost, and backward is generated code too (:meth:`run_backward`)."""
+        if is_grad_enabled() and _trains_here(args):
+            needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+            return FusedElementwiseKept.apply(*args, kernel=self, keep=self._keep(needs))
         return FusedElementwise.apply(*args, kernel=self)
+
+    def _keep(self, needs: tuple) -> frozenset:
+        if needs not in self._keeps:
+            self._keeps[needs] = worth_keeping(self, needs)
+        return self._keeps[needs]
+
+    def keeping(self, keep: frozenset) -> FusedKernel:
+        """This kernel with the results of the ops in ``keep`` as outputs too (after its
+        own outputs, those not among them already, in op order)."""
+        extra = tuple(j for j in sorted(keep) if j not in self.outputs)
+        if not extra:
+            return self
+        if extra not in self._variants:
+            self._variants[extra] = replace(
+                self,
+                name=f"{self.name}_keep",
+                outputs=self.outputs + extra,
+                _compiled=None,
+                _scratch=threading.local(),
+                _buffers=None,
+                _backwards={},
+                _arrays=Reuse(),
+                _keeps={},
+                _variants={},
+            )
+        return self._variants[extra]
 
     def summary(self) -> str:
         return ", ".join(op.op for op in self.ops)
@@ -132,7 +165,7 @@ class FusedKernel:
             exec(compile(self.numpy_source(), f"<fused kernel {self.name}>", "exec"), namespace)
             self._compiled = namespace[f"fused_{self.name}"]
         shape, dtype = tuple(self.shape), np.dtype(self.dtype)
-        outs = tuple(np.empty(self.op_shape(j), dtype) for j in self.outputs)
+        outs = tuple(self._arrays.empty(self.op_shape(j), dtype) for j in self.outputs)
         plan = chunk_plan(self, arrays)
         if plan is None:
             self._compiled(self._buffers_here(), outs, shape, *arrays)
@@ -150,6 +183,86 @@ class FusedKernel:
     def _run_chunk(self, step: tuple) -> None:
         outs, shape, inputs = step
         self._compiled(self._buffers_here(), outs, shape, *inputs)
+
+    def backward_source(self, needs: tuple, graded: tuple) -> str | None:
+        """The generated backward (``fused_backward.py``) for the inputs ``needs`` marks,
+        given gradients of the outputs ``graded`` marks; None where an op has no gradient
+        formula."""
+        found = self._backward(needs, graded)
+        return None if found is None else found[0].source
+
+    def _backward(self, needs: tuple, graded: tuple, kept: frozenset = frozenset()) -> Any:
+        """``(Backward, its function)``, made once per kind of call; None where an op has
+        no gradient formula."""
+        key = (tuple(needs), tuple(graded), kept)
+        if key not in self._backwards:
+            made = backward_source(self, key[0], key[1], kept)
+            if made is not None:
+                namespace = {"np": np, "_erf": erf_array, "_sum_to": sum_to, **_reducers()}
+                namespace.update(inf=float("inf"), nan=float("nan"))
+                exec(compile(made.source, f"<fused backward {self.name}>", "exec"), namespace)
+                made = (made, namespace[f"fused_backward_{self.name}"])
+            self._backwards[key] = made
+        return self._backwards[key]
+
+    def run_backward(
+        self, arrays: tuple, grads: tuple, needs: tuple, kept: dict | None = None
+    ) -> tuple | None:
+        """The gradients of the inputs ``needs`` marks (None for the others) from those of
+        the outputs (``grads``, None where an output has none), by the generated backward,
+        in chunks like forward; ``kept`` maps ops to their results where forward kept
+        them. None where it can't run (an op without a gradient formula, arrays that are
+        not numpy's, a gradient of another dtype or shape)."""
+        dtype = np.dtype(self.dtype)
+        kept = kept or {}
+        given = tuple(g for g in grads if g is not None)
+        if not all(type(a) is np.ndarray for a in (*arrays, *given)) or not given:
+            return None
+        for j, g in zip(self.outputs, grads, strict=True):
+            if g is not None and (g.dtype != dtype or g.shape != self.op_shape(j)):
+                return None
+        found = self._backward(needs, tuple(g is not None for g in grads), frozenset(kept))
+        if found is None:
+            return None
+        count, fn = found[0].scratch, found[1]
+        given += tuple(kept[j] for j in sorted(kept))
+        shape = tuple(self.shape)
+        wanted = [i for i, n in enumerate(needs) if n]
+        result = {i: self._arrays.empty(arrays[i].shape, dtype) for i in wanted}
+        ins = (*arrays, *given)
+        live = len(wanted) + count + sum(_is_full(a, shape) for a in ins)
+        plan = chunk_plan(self, ins, live)
+        scratch = self._backward_buffers_here
+        if plan is None:
+            fn(scratch(), [result.get(i) for i in range(len(arrays))], shape, *ins)
+            return tuple(result.get(i) for i in range(len(arrays)))
+        steps, partials = [], {i: [] for i in wanted if not _sliced(plan, arrays[i], shape)}
+        for (start, stop), (_, chunk_shape, chunk_in) in zip(
+            _bounds(plan, shape), _chunks(plan, shape, ins, ()), strict=True
+        ):
+            targets: list[Any] = [None] * len(arrays)
+            for i in wanted:
+                if i in partials:  # (broadcast along the chunks: one partial sum each)
+                    targets[i] = np.empty(arrays[i].shape if plan[0] == "rows" else (), dtype)
+                    partials[i].append(targets[i])
+                elif plan[0] == "flat":
+                    targets[i] = result[i].reshape(-1)[start:stop]
+                else:
+                    targets[i] = result[i][start:stop]
+            steps.append((targets, chunk_shape, chunk_in))
+        run_chunks(lambda step: fn(scratch(), step[0], step[1], *step[2]), steps)
+        for i, parts in partials.items():  # in chunk order, whichever thread ran which
+            total = parts[0].copy()
+            for p in parts[1:]:
+                total += p
+            result[i][...] = total.reshape(result[i].shape)
+        return tuple(result.get(i) for i in range(len(arrays)))
+
+    def _backward_buffers_here(self) -> dict:
+        scratch = getattr(self._scratch, "backward", None)
+        if scratch is None:
+            scratch = self._scratch.backward = {}
+        return scratch
 
     def reference(self, inputs: list[Tensor]) -> list[Tensor]:
         """The same computation with minitorch ops, one ``Function.apply`` each (used for
@@ -261,20 +374,22 @@ def _rows(a: Any, ndim: int, start: int, stop: int) -> Any:
     return a[start:stop]
 
 
-def chunk_plan(k: FusedKernel, arrays: tuple) -> tuple[str, int] | None:
+def chunk_plan(k: FusedKernel, arrays: tuple, live: int | None = None) -> tuple[str, int] | None:
     """How to run ``k`` on ``arrays``: None (whole arrays, one call: small kernels),
     ``("flat", n)`` (``n`` elements at a time, when every input is the output's shape or a
     single value) or ``("rows", n)`` (``n`` rows of the leading dim at a time).
 
     A chunk is sized so that every array it touches (its inputs' slices, the scratch
-    buffers and its outputs) fits in :data:`CHUNK_BYTES` together; chosen from the kernel
-    alone, never by timing."""
+    buffers and its outputs: ``live`` arrays of the kernel's shape, the forward's count
+    unless given) fits in :data:`CHUNK_BYTES` together; chosen from the kernel alone, never
+    by timing."""
     shape = tuple(k.shape)
     size = int(np.prod(shape)) if shape else 1
     itemsize = np.dtype(k.dtype).itemsize
     # the arrays a chunk step streams through: outputs, scratch buffers, and the inputs of
     # the output's size (a broadcast row or column is small and stays in the cache)
-    live = len(k.outputs) + _scratch_buffers(k) + sum(_is_full(a, shape) for a in arrays)
+    if live is None:
+        live = len(k.outputs) + _scratch_buffers(k) + sum(_is_full(a, shape) for a in arrays)
     if size * itemsize * live <= WHOLE_BYTES or not shape:
         return None
     elements = max(CHUNK_BYTES // (live * itemsize), MIN_CHUNK)
@@ -285,6 +400,21 @@ def chunk_plan(k: FusedKernel, arrays: tuple) -> tuple[str, int] | None:
     if shape[0] < 2 or row == 0 or row * 2 > elements * 4:
         return None  # rows too big to chunk by (a few huge rows): whole arrays
     return "rows", max(elements // row, 1)
+
+
+def _bounds(plan: tuple[str, int], shape: tuple):
+    """Each chunk's ``(start, stop)``: flat elements or leading rows, as ``_chunks``."""
+    how, step = plan
+    size = int(np.prod(shape)) if how == "flat" else shape[0]
+    for start in range(0, size, step):
+        yield start, min(start + step, size)
+
+
+def _sliced(plan: tuple[str, int], a: Any, shape: tuple) -> bool:
+    """Is ``a`` cut into the chunks (else every chunk reads all of it)?"""
+    if plan[0] == "flat":
+        return _is_full(a, shape)
+    return isinstance(a, np.ndarray) and a.ndim == len(shape) and a.shape[0] != 1
 
 
 def _chunks(plan: tuple[str, int], shape: tuple, arrays: tuple, outs: tuple):
@@ -368,11 +498,14 @@ def _scratch_buffers(k: FusedKernel) -> int:
 
 
 class FusedElementwise(Function):
-    """Runs a FusedKernel. Backward recomputes the chain's intermediates in one numpy pass
-    (each op's own pure forward: no ``apply``, no graph) and runs each op's own backward
-    in reverse on them; with ``create_graph`` it differentiates the chain rebuilt from
-    minitorch ops instead, so that its gradient is differentiable too. Either way nothing
-    but the inputs is kept between forward and backward (rematerialization)."""
+    """Runs a FusedKernel. Backward is the kernel's generated backward on numpy arrays
+    (``FusedKernel.run_backward``: the chain's intermediates recomputed chunk by chunk and
+    the gradient formulas run on them in the same pass); elsewhere (another backend's
+    arrays, an op without a gradient formula) it recomputes the intermediates by each
+    op's own pure forward and runs each op's own backward in reverse on them. With
+    ``create_graph`` it differentiates the chain rebuilt from minitorch ops instead, so
+    that its gradient is differentiable too. Every way nothing but the inputs is kept
+    between forward and backward (rematerialization)."""
 
     name = "fused_elementwise"
 
@@ -391,6 +524,13 @@ class FusedElementwise(Function):
         inputs = ctx.saved_tensors
         needs = ctx.needs_input_grad
         if not is_grad_enabled():
+            found = ctx.kernel.run_backward(
+                tuple(t._data for t in inputs),
+                tuple(None if g is None else g._data for g in grads),
+                needs,
+            )
+            if found is not None:
+                return tuple(None if f is None else Tensor._from_array(f) for f in found)
             return _backward_by_ops(ctx.kernel, inputs, needs, grads)
         # create_graph: the chain rebuilt on the saved inputs themselves, so that the
         # gradient is connected to them and can be differentiated again
@@ -409,9 +549,9 @@ class FusedElementwise(Function):
         return tuple(next(it) if n else None for n in needs)
 
 
-def _keeps_intermediates(args: tuple) -> bool:
+def _trains_here(args: tuple) -> bool:
     """Some input needs a gradient, and no backend has its own kernel for the fused node
-    (chapter 07's one-launch GPU kernel, which must run as it is)."""
+    (chapter 07's one-launch GPU kernel, which must run as it is): numpy's arrays."""
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not any(t.requires_grad for t in tensors):
         return False
@@ -419,27 +559,36 @@ def _keeps_intermediates(args: tuple) -> bool:
 
 
 class FusedElementwiseKept(Function):
-    """A FusedKernel in training: forward runs each op's own forward on arrays (no
-    ``apply``, no graph) and keeps every intermediate, so backward runs each op's own
-    backward on them without recomputing the chain (eager autograd keeps them too; the
-    fused code's cache-sized chunks pay off in inference, the recomputation did not in
-    training). With ``create_graph``, backward is ``FusedElementwise``'s."""
+    """A FusedKernel in training on the CPU: forward runs the fused code and also writes
+    out the results of the ops in ``keep`` (what backward would recompute at a cost:
+    transcendental ops, reductions, per-row values; see ``fused_backward.worth_keeping``),
+    and backward is the generated backward on them, recomputing the rest chunk by chunk.
+    With ``create_graph``, backward is ``FusedElementwise``'s."""
 
     name = "fused_elementwise_kept"
 
     @staticmethod
-    def forward(ctx: Context, *arrays: Any, kernel: FusedKernel) -> Any:
-        values, contexts = _forward_values(kernel, list(arrays))
-        ctx.kernel, ctx.kept = kernel, (values, contexts)
+    def forward(ctx: Context, *arrays: Any, kernel: FusedKernel, keep: frozenset) -> Any:
+        variant = kernel.keeping(keep)
+        outs = variant.run(arrays)
+        n = len(kernel.outputs)
+        ctx.kernel, ctx.kept = kernel, dict(zip(variant.outputs, outs, strict=True))
         ctx.save_for_backward(*arrays)
-        outs = tuple(values[j] for j in kernel.outputs)
-        return outs[0] if len(outs) == 1 else outs
+        return outs[0] if n == 1 else outs[:n]
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> tuple:
         if not is_grad_enabled():
-            inputs = ctx.saved_tensors
-            return _backward_by_ops(ctx.kernel, inputs, ctx.needs_input_grad, grads, ctx.kept)
+            inputs, needs = ctx.saved_tensors, ctx.needs_input_grad
+            found = ctx.kernel.run_backward(
+                tuple(t._data for t in inputs),
+                tuple(None if g is None else g._data for g in grads),
+                needs,
+                ctx.kept,
+            )
+            if found is not None:
+                return tuple(None if f is None else Tensor._from_array(f) for f in found)
+            return _backward_by_ops(ctx.kernel, inputs, needs, grads)
         return FusedElementwise.backward(ctx, *grads)
 
 

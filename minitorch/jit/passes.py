@@ -3,6 +3,8 @@
 - ``eliminate_dead_code``: drop pure nodes whose results nobody uses.
 - ``fold_constants``: evaluate, ahead of time, pure nodes whose inputs are all constants.
 - ``eliminate_common_subexpressions``: compute each distinct ``op(args)`` once.
+- ``split_bias``: a ``linear`` whose result goes on into elementwise ops leaves its bias
+  add to them, so that fusion takes it into their kernel (one pass less over the result).
 - ``fuse_elementwise`` (in ``fusion.py``): merge chains of elementwise ops into one node.
 
 ``optimize(graph)`` runs them in that order, as a pipeline. A pass never changes its
@@ -16,7 +18,7 @@ from typing import Any
 from ..autograd import no_grad
 from ..checks import as_bool
 from ..tensor import Tensor
-from .fusion import fuse_elementwise
+from .fusion import fuse_elementwise, fusible
 from .interpreter import run_node
 from .ir import (
     Block,
@@ -28,7 +30,7 @@ from .ir import (
     mutated_values,  # noqa: F401 - re-exported: passes use it
 )
 from .module import ScriptModule
-from .ops import is_pure
+from .ops import function_for, is_pure
 
 # --- dead code elimination ----------------------------------------------------------------
 
@@ -160,6 +162,49 @@ def _cse_block(
     block.outputs = [substitute.get(v, v) for v in block.outputs]
 
 
+# --- bias adds, for fusion to take ----------------------------------------------------------
+
+
+def split_bias(graph: Graph) -> Graph:
+    """``linear(x, W, b)`` becomes ``add(linear(x, W, None), b)`` where the result's users
+    are all ops the fuser takes: the add joins their fused kernel (the same sum, computed
+    in the kernel's pass over the product instead of one pass of its own)."""
+    g = as_graph(graph, "split_bias").copy()
+    users = g.users()
+    mutated = mutated_values(g)
+    nodes = []
+    for node in g.nodes:
+        out = node.outputs[0] if len(node.outputs) == 1 else None
+        bias = node.args[2] if node.op == "linear" and len(node.args) == 3 else None
+        if (
+            out is None
+            or not isinstance(bias, Value)
+            or node.kwargs
+            or out in mutated
+            or out in g.outputs
+            or bias.dtype != out.dtype
+            or not users.get(out)
+            or not all(fusible(u, mutated) for u in users[out])
+        ):
+            nodes.append(node)
+            continue
+        product = Value(g.fresh_name(f"{out.name}.mm"), out.type, out.dtype, out.shape)
+        nodes.append(
+            Node(
+                "linear",
+                node.args[:2] + (None,),
+                outputs=[product],
+                target=node.target,
+                line=node.line,
+            )
+        )
+        nodes.append(
+            Node("add", (product, bias), outputs=[out], target=function_for("add"), line=node.line)
+        )
+    g.nodes = nodes
+    return g
+
+
 # --- the pipeline -------------------------------------------------------------------------
 
 
@@ -175,5 +220,5 @@ def optimize(graph: Any, fuse: bool = True) -> Any:
     g = eliminate_common_subexpressions(g)
     g = eliminate_dead_code(g)
     if fuse:
-        g = eliminate_dead_code(fuse_elementwise(g))
+        g = eliminate_dead_code(fuse_elementwise(split_bias(g)))
     return g

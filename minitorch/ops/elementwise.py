@@ -87,6 +87,7 @@ def _save_shapes(ctx: Context, inputs: tuple, output: Any) -> None:
 
 class Add(Function):
     scalar = "{0} + {1}"
+    scalar_grad = ("{g}", "{g}")
     broadcasting = True
 
     @staticmethod
@@ -107,6 +108,7 @@ class Add(Function):
 
 class Sub(Function):
     scalar = "{0} - {1}"
+    scalar_grad = ("{g}", "-{g}")
     broadcasting = True
     dtypes = "numeric"  # PyTorch refuses a - b with a bool tensor (use ~ or logical_xor)
 
@@ -132,6 +134,7 @@ class Sub(Function):
 
 class Mul(Function):
     scalar = "{0} * {1}"
+    scalar_grad = ("{g} * {1}", "{g} * {0}")
     broadcasting = True
 
     @staticmethod
@@ -159,6 +162,7 @@ class Mul(Function):
 
 class Div(Function):
     scalar = "{0} / {1}"
+    scalar_grad = ("{g} / {1}", "-{g} * {0} / ({1} * {1})")
     broadcasting = True
 
     @staticmethod
@@ -185,6 +189,10 @@ class Div(Function):
 
 class Pow(Function):
     scalar = "power({0}, {1})"
+    scalar_grad = (
+        "{g} * where({1} == 0.0, 0.0, {1} * power({0}, {1} - 1.0))",
+        "{g} * where(({0} == 0.0) & ({1} >= 0.0), 0.0, {out} * log({0}))",
+    )
     broadcasting = True
 
     @staticmethod
@@ -238,6 +246,7 @@ def _save_nothing(ctx: Context, inputs: tuple, output: Any) -> None:
 
 class Neg(Function):
     scalar = "-{0}"
+    scalar_grad = ("-{g}",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -252,6 +261,7 @@ class Neg(Function):
 
 class Exp(Function):
     scalar = "exp({0})"
+    scalar_grad = ("{g} * {out}",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -267,6 +277,7 @@ class Exp(Function):
 
 class Log(Function):
     scalar = "log({0})"
+    scalar_grad = ("{g} / {0}",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -282,6 +293,7 @@ class Log(Function):
 
 class Sqrt(Function):
     scalar = "sqrt({0})"
+    scalar_grad = ("{g} / ({out} * 2.0)",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -309,6 +321,7 @@ class Sign(Function):
 
 class Abs(Function):
     scalar = "fabs({0})"
+    scalar_grad = ("{g} * sign({0})",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -324,6 +337,7 @@ class Abs(Function):
 
 class Tanh(Function):
     scalar = "tanh({0})"
+    scalar_grad = ("{g} * (1.0 - {out} * {out})",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -364,6 +378,7 @@ class TanhBackward(Function):
 
 class Sigmoid(Function):
     scalar = "exp(min({0}, 0.0)) / (1.0 + exp(-fabs({0})))"  # never overflows
+    scalar_grad = ("{g} * {out} * (1.0 - {out})",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -380,6 +395,7 @@ class Sigmoid(Function):
 
 class Relu(Function):
     scalar = "max({0}, 0.0)"
+    scalar_grad = ("{g} * ({out} > 0.0)",)
 
     @staticmethod
     def forward(a: Any) -> Any:
@@ -397,6 +413,7 @@ class Erf(Function):
     """The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), for exact GELU."""
 
     scalar = "erf({0})"
+    scalar_grad = ("{g} * 1.1283791670955126 * exp(-({0} * {0}))",)
 
     @staticmethod
     def forward(x: Any) -> Any:
@@ -435,6 +452,10 @@ def _winner_grads(ctx: Context, grad: Any, largest: bool) -> tuple:
 
 class Maximum(Function):
     scalar = "max({0}, {1})"
+    scalar_grad = (
+        "where({0} == {1}, {g} * 0.5, where({0} > {1}, {g}, 0.0))",
+        "where({0} == {1}, {g} * 0.5, where({0} < {1}, {g}, 0.0))",
+    )
     broadcasting = True
 
     @staticmethod
@@ -450,6 +471,10 @@ class Maximum(Function):
 
 class Minimum(Function):
     scalar = "min({0}, {1})"
+    scalar_grad = (
+        "where({0} == {1}, {g} * 0.5, where({0} < {1}, {g}, 0.0))",
+        "where({0} == {1}, {g} * 0.5, where({0} > {1}, {g}, 0.0))",
+    )
     broadcasting = True
 
     @staticmethod

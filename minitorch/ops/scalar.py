@@ -17,12 +17,24 @@ The engines derive their code from it:
   going into a preallocated buffer (``out=``).
 
 Only ``erf`` needs code of its own on arrays (numpy has none): ``erf_array`` below.
+
+**Gradient formulas.** An elementwise op may also declare ``scalar_grad``: one formula per
+operand for that operand's share of the gradient, in the same language with two more
+names, ``{g}`` (the gradient of the op's result) and ``{out}`` (the result itself), and,
+for the piecewise ops, comparisons (``>  <  ==  >=  <=``), ``&``, ``sign(x)`` and
+``where(cond, a, b)``. ``Tanh.scalar_grad`` is ``("{g} * (1.0 - {out} * {out})",)``. They
+say what the op's ``backward`` computes, op for op in the same order (a test holds them to
+it), so that chapter 05's fuser can write a fused chain's whole backward as one generated
+numpy function (``minitorch.jit.fused_backward``) instead of running each op's backward
+in turn. ``fold`` works out the parts of a formula that are numbers alone (an operand
+that is a number, such as the exponent of ``x ** 2.0``).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +100,77 @@ def array_call(formula: str, operands: list[str], module: str = "np", out: str =
     number literals), writing into ``out`` when it is given: ``np.exp(x0, out=s0)``."""
     tree = ast.parse(formula.format(*operands), mode="eval").body
     return _translate(tree, module, out or None)
+
+
+_FOLD_FUNCTIONS = {
+    "exp": math.exp,
+    "log": lambda x: math.log(x) if x > 0 else math.nan,  # (as eager's 2 ** x takes it)
+    "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
+    "tanh": math.tanh,
+    "fabs": abs,
+    "power": lambda a, b: float(a) ** b,
+    "min": min,
+    "max": max,
+    "sign": lambda x: float((x > 0) - (x < 0)),
+}
+
+
+def fold(node: ast.AST) -> ast.AST:
+    """``node`` with every sub-formula of numbers alone replaced by its value, and a
+    ``where`` or ``&`` whose condition is a known bool reduced to the branch it takes."""
+    if isinstance(node, ast.UnaryOp):
+        node.operand = fold(node.operand)
+    elif isinstance(node, ast.BinOp):
+        node.left, node.right = fold(node.left), fold(node.right)
+        if isinstance(node.op, ast.BitAnd):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(a, ast.Constant):
+                    return b if a.value else ast.Constant(False)
+    elif isinstance(node, ast.Compare):
+        node.left, node.comparators = fold(node.left), [fold(c) for c in node.comparators]
+    elif isinstance(node, ast.Call):
+        node.args = [fold(a) for a in node.args]
+        if node.func.id == "where" and isinstance(node.args[0], ast.Constant):
+            return node.args[1] if node.args[0].value else node.args[2]
+        if node.func.id == "power" and _is_number(node.args[1], 1.0):
+            return node.args[0]  # (x ** 1 is x, exactly)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        if _is_number(node.right, 1.0):
+            return node.left  # (x * 1 and x / 1 are x, exactly)
+        if isinstance(node.op, ast.Mult) and _is_number(node.left, 1.0):
+            return node.right
+    if not all(isinstance(n, ast.Constant) for n in _leaves(node)):
+        return node
+    try:
+        value = eval(  # numbers, operators and the few math functions above, nothing else
+            compile(ast.fix_missing_locations(ast.Expression(node)), "<folded>", "eval"),
+            {"__builtins__": {}},
+            dict(_FOLD_FUNCTIONS),
+        )
+    except (ArithmeticError, ValueError, TypeError):
+        return node  # (left to the arrays: inf or nan there, as in eager)
+    return ast.Constant(value if isinstance(value, bool) else float(value))
+
+
+def _is_number(node: ast.AST, value: float) -> bool:
+    return (
+        isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == value
+    )
+
+
+def _leaves(node: ast.AST) -> list[ast.AST]:
+    """The operands at the bottom of a formula (names and numbers)."""
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return [node]
+    if isinstance(node, ast.UnaryOp):
+        return _leaves(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _leaves(node.left) + _leaves(node.right)
+    if isinstance(node, ast.Compare):
+        return _leaves(node.left) + [x for c in node.comparators for x in _leaves(c)]
+    if isinstance(node, ast.Call):
+        return [x for a in node.args for x in _leaves(a)]
+    return [node]
 
 
 @functools.cache

@@ -73,7 +73,10 @@ def test_fused_chunks_match_eager_forward_and_backward(choices, shape, dtype):
         if t.grad is None:  # an input the outputs do not depend on
             assert g is None or not g.any()
             continue
-        np.testing.assert_allclose(g, t.grad.numpy(), rtol=10 * tol, atol=10 * tol)
+        # (a broadcast input's gradient is a sum over thousands of rows, in another order
+        # than eager's: its rounding scales with the size of the terms, not of the result)
+        scale = max(1.0, float(np.abs(t.grad.numpy()).max()))
+        np.testing.assert_allclose(g, t.grad.numpy(), rtol=10 * tol, atol=10 * tol * scale)
 
 
 def _kernel_of(graph):
