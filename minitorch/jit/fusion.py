@@ -619,14 +619,11 @@ def _forward_values(kernel: FusedKernel, arrays: list) -> tuple[list, list]:
     return values, contexts
 
 
-def _backward_by_ops(
-    kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tuple, kept: tuple | None = None
-) -> tuple:
-    """The gradients of the kernel's inputs: its chain recomputed on arrays (unless forward
-    ``kept`` the values and contexts), then each op's ``setup_context`` and ``backward``
-    (the very code eager autograd runs) in reverse."""
+def _backward_by_ops(kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tuple) -> tuple:
+    """The gradients of the kernel's inputs: its chain recomputed on arrays, then each op's
+    ``setup_context`` and ``backward`` (the very code eager autograd runs) in reverse."""
     arrays = [t._data for t in inputs]
-    values, contexts = kept if kept is not None else _forward_values(kernel, arrays)
+    values, contexts = _forward_values(kernel, arrays)
 
     def operands(op: ElementwiseOp) -> list:
         return [
