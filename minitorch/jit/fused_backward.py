@@ -38,13 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.scalar import ARRAY_FUNCTIONS, fold
-from .ops import function_for
+from ..ops.scalar import FRESH_RESULT, fold, formula_call
+from .ops import function_for, is_ref
 from .rows import REDUCTIONS
-
-
-def _is_ref(a: Any) -> bool:
-    return isinstance(a, tuple) and len(a) == 2 and a[0] in ("input", "op")
 
 
 def has_gradient_formulas(kernel: Any) -> bool:
@@ -71,7 +67,7 @@ def worth_keeping(kernel: Any, needs: tuple) -> frozenset:
     recomputed, todo = set(made.reads), list(made.reads)
     while todo:
         for a in kernel.ops[todo.pop()].args:
-            if _is_ref(a) and a[0] == "op" and a[1] not in recomputed:
+            if is_ref(a) and a[0] == "op" and a[1] not in recomputed:
                 recomputed.add(a[1])
                 todo.append(a[1])
     shape = tuple(kernel.shape)
@@ -96,6 +92,16 @@ def sum_to(target: np.ndarray, grad: np.ndarray) -> None:
     np.copyto(target, grad)
 
 
+def spread(part: np.ndarray, shape: tuple, source: tuple, kernel_shape: tuple) -> np.ndarray:
+    """A reduction's gradient ``part`` as a (read-only) view of the shape of its source's
+    chunk: the source's dims that are the kernel's follow the chunk's ``shape``."""
+    lead = len(kernel_shape) - len(source)
+    target = tuple(
+        shape[lead + d] if n == kernel_shape[lead + d] else n for d, n in enumerate(source)
+    )
+    return np.broadcast_to(part, target)
+
+
 @dataclass
 class _Step:
     """One line of the generated code: ``name`` gets ``code``, whose ``{out}`` (if
@@ -106,11 +112,6 @@ class _Step:
     code: str
     reads: tuple
     writes_out: bool
-
-
-_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide"}
-_COMPARE = {ast.Gt: "greater", ast.Lt: "less", ast.Eq: "equal", ast.GtE: "greater_equal"}
-_COMPARE[ast.LtE] = "less_equal"
 
 
 class _Program:
@@ -146,25 +147,10 @@ class _Program:
                     name,
                 )
             return node.id
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return self._call("np.negative", [node.operand], True, name)
-        if isinstance(node, ast.BinOp) and type(node.op) in _UFUNCS:
-            return self._call(f"np.{_UFUNCS[type(node.op)]}", [node.left, node.right], True, name)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
-            return self._call("np.logical_and", [node.left, node.right], False, name)
-        if isinstance(node, ast.Compare) and type(node.ops[0]) in _COMPARE:
-            args = [node.left, node.comparators[0]]
-            return self._call(f"np.{_COMPARE[type(node.ops[0])]}", args, False, name)
-        if isinstance(node, ast.Call):
-            fn = node.func.id
-            if fn == "where":
-                return self._call("np.where", node.args, False, name)
-            if fn == "erf":
-                return self._call("_erf", node.args, True, name, first="np")
-            if fn == "sign":
-                return self._call("np.sign", node.args, True, name)
-            return self._call(f"np.{ARRAY_FUNCTIONS[fn]}", node.args, True, name)
-        raise ValueError(f"fused backward: {ast.unparse(node)!r} is not in the formula language")
+        function, operands = formula_call(node)  # (the formula language's one reader)
+        if function == "erf":
+            return self._call("_erf", operands, True, name, first="np")
+        return self._call(f"np.{function}", operands, function not in FRESH_RESULT, name)
 
     def _call(self, fn: str, args: list, writes_out: bool, name: str, first: str = "") -> str:
         names = [self._expand(a) for a in args]
@@ -203,14 +189,14 @@ def backward_source(
     in_shape = [tuple(s) for _, s in kernel.inputs]
 
     def wanted(a: Any) -> bool:  # does this operand's gradient matter
-        return _is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]])
+        return is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]])
 
     flows: list[bool] = []  # does op j's result depend on an input that needs a grad
     for op in ops:
         flows.append(any(wanted(a) for a in op.args))
 
     def value(a: Any) -> str:
-        if not _is_ref(a):
+        if not is_ref(a):
             return repr(float(a))
         return f"in{a[1]}" if a[0] == "input" else f"t{a[1]}"
 
@@ -233,12 +219,16 @@ def backward_source(
             a = op.args[0]
             if wanted(a):
                 part = g
+                source = in_shape[a[1]] if a[0] == "input" else op_shape[a[1]]
                 if op.op == "mean":
                     dims = op.args[1]
                     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-                    source = in_shape[a[1]] if a[0] == "input" else op_shape[a[1]]
                     count = math.prod(source[d % len(source)] for d in dims)
                     part = back.formula(f"{g} / {float(max(count, 1))!r}")
+                # (as a view of the source's shape: an op of a smaller shape that used
+                # the source must sum it back, so its shape has to say what it stands for)
+                code = f"_spread({part}, shape, {source!r}, {shape!r})"
+                part = back.line(source, code, (part,), False)
                 _contribute(back, adjoint, a, part, op_shape)
             continue
         operands = [value(a) for a in op.args]
@@ -253,7 +243,7 @@ def backward_source(
                 read.update(
                     b[1]
                     for k, b in enumerate(op.args)
-                    if str(k) in used and _is_ref(b) and b[0] == "op"
+                    if str(k) in used and is_ref(b) and b[0] == "op"
                 )
                 if "out" in used:
                     read.add(j)
@@ -264,7 +254,7 @@ def backward_source(
     todo = sorted(read - kept)  # ...and what those results are computed from
     while todo:
         for a in ops[todo.pop()].args:
-            if _is_ref(a) and a[0] == "op" and a[1] not in read:
+            if is_ref(a) and a[0] == "op" and a[1] not in read:
                 read.add(a[1])
                 if a[1] not in kept:
                     todo.append(a[1])

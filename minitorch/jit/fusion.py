@@ -42,10 +42,10 @@ from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .buffers import Reuse
-from .fused_backward import backward_source, sum_to, worth_keeping
+from .fused_backward import backward_source, spread, sum_to, worth_keeping
 from .interpreter import _reads
 from .ir import Graph, Node, Value, as_graph, mutated_values
-from .ops import ELEMENTWISE, function_for, is_pure
+from .ops import ELEMENTWISE, function_for, is_pure, is_ref
 from .rows import REDUCTIONS, row_regions
 
 Ref = tuple  # ("input", i) or ("op", j)
@@ -54,12 +54,6 @@ Ref = tuple  # ("input", i) or ("op", j)
 def _reducers() -> dict:
     """``_reduce_mean`` etc. for the generated code: each reduction's own forward."""
     return {f"_reduce_{name}": _array_forward(function_for(name)) for name in REDUCTIONS}
-
-
-def is_ref(a: Any) -> bool:
-    """Is a kernel op's argument a ref (``("input", i)``, ``("op", j)``), not a constant
-    (a number, or a reduction's dims)?"""
-    return isinstance(a, tuple) and len(a) == 2 and a[0] in ("input", "op")
 
 
 @dataclass(frozen=True)
@@ -89,13 +83,14 @@ class FusedKernel:
     shape: tuple
     dtype: str
     op_shapes: tuple | None = None
-    _compiled: Any = field(default=None, repr=False)
-    _scratch: Any = field(default_factory=threading.local, repr=False)
-    _buffers: Any = field(default=None, repr=False)
-    _backwards: dict = field(default_factory=dict, repr=False)
-    _arrays: Reuse = field(default_factory=Reuse, repr=False)  # its outputs, to hand out again
-    _keeps: dict = field(default_factory=dict, repr=False)
-    _variants: dict = field(default_factory=dict, repr=False)
+    # what running it builds up (its code, buffers, variants): never copied by replace()
+    _compiled: Any = field(default=None, init=False, repr=False)
+    _scratch: Any = field(default_factory=threading.local, init=False, repr=False)
+    _buffers: Any = field(default=None, init=False, repr=False)
+    _backwards: dict = field(default_factory=dict, init=False, repr=False)
+    _arrays: Reuse = field(default_factory=Reuse, init=False, repr=False)  # outputs to hand out
+    _keeps: dict = field(default_factory=dict, init=False, repr=False)
+    _variants: dict = field(default_factory=dict, init=False, repr=False)
 
     def __call__(self, *args: Any) -> Any:
         """Run as a graph node (the interpreter calls a ``fused`` node's target): the fused
@@ -119,16 +114,7 @@ class FusedKernel:
             return self
         if extra not in self._variants:
             self._variants[extra] = replace(
-                self,
-                name=f"{self.name}_keep",
-                outputs=self.outputs + extra,
-                _compiled=None,
-                _scratch=threading.local(),
-                _buffers=None,
-                _backwards={},
-                _arrays=Reuse(),
-                _keeps={},
-                _variants={},
+                self, name=f"{self.name}_keep", outputs=self.outputs + extra
             )
         return self._variants[extra]
 
@@ -198,7 +184,8 @@ class FusedKernel:
         if key not in self._backwards:
             made = backward_source(self, key[0], key[1], kept)
             if made is not None:
-                namespace = {"np": np, "_erf": erf_array, "_sum_to": sum_to, **_reducers()}
+                namespace = {"np": np, "_erf": erf_array, "_sum_to": sum_to, "_spread": spread}
+                namespace.update(_reducers())
                 namespace.update(inf=float("inf"), nan=float("nan"))
                 exec(compile(made.source, f"<fused backward {self.name}>", "exec"), namespace)
                 made = (made, namespace[f"fused_backward_{self.name}"])

@@ -34,6 +34,12 @@ ELEMENTWISE = frozenset(elementwise())
 _IMPURE_CALLS = frozenset({"F.dropout", "minitorch.rand", "minitorch.randn", "minitorch.randint"})
 
 
+def is_ref(a: Any) -> bool:
+    """Is a fused kernel op's argument a ref (``("input", i)``, ``("op", j)``), not a
+    constant (a number, or a reduction's dims)?"""
+    return isinstance(a, tuple) and len(a) == 2 and a[0] in ("input", "op")
+
+
 def _prim_raise(kind: str, message: str) -> None:
     errors = {"ValueError": ValueError, "RuntimeError": RuntimeError, "TypeError": TypeError}
     err = errors.get(kind, RuntimeError)(message)

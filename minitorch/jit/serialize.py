@@ -37,10 +37,10 @@ from ..nn import Parameter
 from ..serialization import SerializationError
 from ..tensor import Tensor
 from .dynamic_batch import generalize
-from .fusion import ElementwiseOp, FusedKernel, is_ref
+from .fusion import ElementwiseOp, FusedKernel
 from .ir import Block, Graph, Node, Value
 from .lint import GraphLintError, lint
-from .ops import ELEMENTWISE, STRUCTURAL, resolve
+from .ops import ELEMENTWISE, STRUCTURAL, is_ref, resolve
 from .rows import REDUCTIONS
 
 FORMAT = "minitorch.jit"

@@ -73,26 +73,56 @@ def arity(formula: str) -> int:
     return 2 if "{1}" in formula else 1
 
 
+_COMPARISONS = {
+    ast.Gt: "greater",
+    ast.Lt: "less",
+    ast.Eq: "equal",
+    ast.GtE: "greater_equal",
+    ast.LtE: "less_equal",
+}
+
+#: The array functions only gradient formulas use, and those whose result is a fresh array
+#: (bools, or numpy.where, which has no ``out=``) rather than one written into a buffer.
+GRADIENT_ONLY = frozenset({*_COMPARISONS.values(), "logical_and", "where", "sign"})
+FRESH_RESULT = frozenset({*_COMPARISONS.values(), "logical_and", "where"})
+
+
+def formula_call(node: ast.AST) -> tuple[str, list[ast.AST]]:
+    """The array function (numpy's name; ``erf`` for :func:`erf_array`) that one node of a
+    formula calls, and its operands: ``a + b`` is ``("add", [a, b])``. Every engine that
+    writes array code walks a formula with this, so they all read the same language."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return "negative", [node.operand]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)], [node.left, node.right]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+        return "logical_and", [node.left, node.right]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
+        return _COMPARISONS[type(node.ops[0])], [node.left, node.comparators[0]]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name = node.func.id
+        if name in ("erf", "where", "sign"):
+            return name, list(node.args)
+        if name in ARRAY_FUNCTIONS:
+            return ARRAY_FUNCTIONS[name], list(node.args)
+    raise ValueError(f"scalar formula: {ast.unparse(node)!r} is not in the formula language")
+
+
 def _translate(node: ast.AST, module: str, out: str | None) -> str:
-    """Array code for one formula node; ``out`` (if given) receives the outermost result."""
+    """Array code for one node of a forward formula; ``out`` (if given) receives the
+    outermost result."""
     tail = f", out={out}" if out else ""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return repr(float(node.value)) if not out else f"{module}.copyto({out}, {node.value!r})"
     if isinstance(node, ast.Name):
         return node.id if not out else f"{module}.positive({node.id}{tail})"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return f"{module}.negative({_translate(node.operand, module, None)}{tail})"
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left = _translate(node.left, module, None)
-        right = _translate(node.right, module, None)
-        return f"{module}.{_OPERATORS[type(node.op)]}({left}, {right}{tail})"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
-        args = ", ".join(_translate(a, module, None) for a in node.args)
-        if node.func.id == "erf":
-            return f"_erf({module}, {args}{tail})"
-        if node.func.id in ARRAY_FUNCTIONS:
-            return f"{module}.{ARRAY_FUNCTIONS[node.func.id]}({args}{tail})"
-    raise ValueError(f"scalar formula: {ast.unparse(node)!r} is not in the formula language")
+    function, operands = formula_call(node)
+    if function in GRADIENT_ONLY:
+        raise ValueError(f"scalar formula: {ast.unparse(node)!r} belongs to gradient formulas")
+    args = ", ".join(_translate(a, module, None) for a in operands)
+    if function == "erf":
+        return f"_erf({module}, {args}{tail})"
+    return f"{module}.{function}({args}{tail})"
 
 
 def array_call(formula: str, operands: list[str], module: str = "np", out: str = "") -> str:

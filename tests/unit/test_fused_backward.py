@@ -125,6 +125,24 @@ def test_a_row_local_kernels_backward_spreads_each_rows_gradient_back():
         np.testing.assert_allclose(g.grad.numpy(), e.grad.numpy(), rtol=1e-4, atol=1e-5 * scale)
 
 
+@pytest.mark.parametrize("shape", [(4, 3, 5), (3000, 2, 40)], ids=["whole", "chunks"])
+def test_a_reductions_gradient_reaches_a_per_row_value_it_was_broadcast_from(shape):
+    # catches: a mean's gradient left at its (rows, 1) shape, so that a per-row value the
+    # mean's source was broadcast from takes one element's share instead of the row's sum
+    def fn(x):
+        shifted = x + x.mean(dim=-1, keepdim=True)  # (the per-row mean, broadcast)
+        return shifted.mean(dim=-1, keepdim=True) + x * 0.5
+
+    rng = np.random.default_rng(2)
+    x = mt.tensor(rng.standard_normal(shape), requires_grad=True)
+    graph = jit.optimize(jit.trace(fn, x))
+    assert _kernel_of(graph).row_local
+    upstream = mt.tensor(rng.standard_normal(shape))
+    ((got,),) = [mt.autograd.grad((graph(x) * upstream).sum(), x)]
+    ((want,),) = [mt.autograd.grad((fn(x) * upstream).sum(), x)]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
+
+
 def test_threads_give_one_threads_gradients_bit_for_bit(monkeypatch):
     # catches: partial sums of a broadcast input's gradient added in the order threads
     # finish (results that change from run to run), or chunks written twice or never
