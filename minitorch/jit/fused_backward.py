@@ -311,16 +311,12 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
         if name is not None:
             last[name] = len(steps)
     by_name = {s.name: s for s in steps}
-    names = list(results.values())
-    direct = {  # an input's gradient computed straight into grads_in[i]
-        name: i
-        for i, name in results.items()
-        if name in by_name
-        and names.count(name) == 1
-        and by_name[name].writes_out
-        and by_name[name].shape == shape
-        and tuple(kernel.inputs[i][1]) == shape
-    }
+    direct: dict[str, int] = {}  # an input's gradient computed straight into grads_in[i]
+    for i, name in results.items():  # (the first input of the chunk's shape, where several
+        step = by_name.get(name)  # share one gradient: the others are summed from it)
+        if step is not None and name not in direct and step.writes_out and step.shape == shape:
+            if tuple(kernel.inputs[i][1]) == shape:
+                direct[name] = i
     inputs = [f"in{i}" for i in range(len(kernel.inputs))]
     params = ", ".join(["scratch", "grads_in", "shape", *inputs, *grads])
     lines = [f"def fused_backward_{kernel.name}({params}):"]
@@ -352,7 +348,7 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
         lines.append(f"    {code.replace('{out}', buf)}")
         where[s.name] = buf
     for i, name in results.items():
-        if name is not None and name not in direct:
+        if name is not None and direct.get(name) != i:
             lines.append(f"    _sum_to(grads_in[{i}], {where.get(name, name)})")
     lines.append("    return grads_in")
     return "\n".join(lines) + "\n", count
