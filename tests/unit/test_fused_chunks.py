@@ -45,7 +45,7 @@ def inputs(shape, dtype, seed):
     return [mt.tensor(a.astype(dtype)) for a in arrays]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     choices=st.lists(
         st.tuples(st.integers(0, 1), st.integers(0, 20), st.integers(0, 20), st.integers(0, 9)),

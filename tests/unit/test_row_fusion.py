@@ -140,7 +140,7 @@ ELEMENTWISE = [mt.tanh, mt.sigmoid, lambda t: t * 1.5, lambda t: t - 0.25, lambd
 BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     choices=st.lists(
         st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 30), st.integers(0, 9)),
