@@ -6,6 +6,13 @@ process on the same data, timed in turns (``timing.best_times``): minitorch eage
 traced graph run by the interpreter (no passes), the optimized graph (folding, CSE, DCE,
 elementwise fusion), and PyTorch eager when it is installed. Forward passes without
 grad (inference), then one forward + backward.
+
+First the graph families of issue 20 (a memory-bound chain, GELU + normalise). Then the
+MLP block twice, each time in a process of its own with glibc's allocator in one state
+(``HEAPS``: glibc as a fresh process has it, where eager's megabyte temporaries are often
+mapped page by page, or a kept heap that hands them out again), because at this size that
+state moves eager's time more than fusion does; ``--heap default|warm`` times one state
+in this process.
 """
 
 from __future__ import annotations
@@ -134,27 +141,72 @@ def families(repeat: int) -> None:
         )
 
 
+#: The two states of glibc's allocator the MLP block is timed in: how eager's fresh arrays
+#: of a megabyte are made decides more of its time than anything else at this size.
+HEAPS = {
+    "default": "glibc as it comes, in a process that has run nothing else (its thresholds "
+    "adapt to what the process frees: eager's temporaries are often mapped fresh)",
+    "warm": "freed memory kept and handed out again, no page faults (eager's best case)",
+}
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # (mallopt's parameter numbers)
+
+
+def set_heap(state: str) -> None:
+    """Put glibc's allocator in one of the :data:`HEAPS` states, for the whole process."""
+    if state == "warm":
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # its largest value
+        libc.mallopt(_M_TRIM_THRESHOLD, (1 << 31) - 1)  # never give memory back
+
+
+def both_heaps(args: argparse.Namespace) -> None:
+    """The MLP block in each heap state, each in a process of its own, then both ratios."""
+    import subprocess
+    import sys
+
+    ratios = {}
+    for state, meaning in HEAPS.items():
+        print(f"\n=== MLP block, heap {state!r}: {meaning}", flush=True)
+        command = [sys.executable, __file__, "--block-only", "--heap", state]
+        command += ["--repeat", str(args.repeat), "--batch", str(args.batch)]
+        command += ["--width", str(args.width)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        print("\n".join(line for line in out.splitlines() if not line.startswith("RATIOS")))
+        found = [line.split()[1:] for line in out.splitlines() if line.startswith("RATIOS")]
+        ratios[state] = found[0]
+    print(f"\nMLP block, batch {args.batch}, width {args.width}: eager / optimized")
+    print(f"  {'heap':8} {'forward (target >= 1.5x)':>26} {'forward + backward (>= 1.0x)':>30}")
+    for state, (forward, train) in ratios.items():
+        print(f"  {state:8} {forward + 'x':>26} {train + 'x':>30}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--families-only", action="store_true")
+    parser.add_argument("--block-only", action="store_true")
     parser.add_argument(
-        "--keep-heap",
-        action="store_true",
-        help="glibc keeps freed memory (no mmap, no trim): eager's fresh arrays then cost "
-        "no page faults, the allocator state most favourable to eager",
+        "--heap",
+        choices=sorted(HEAPS),
+        help="time the MLP block in this process with glibc in this state (by default, "
+        "each state in a process of its own): " + "; ".join(f"{k}: {v}" for k, v in HEAPS.items()),
     )
+    parser.add_argument("--keep-heap", action="store_true", help="the same as --heap warm")
     args = parser.parse_args()
     if args.keep_heap:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: its largest value
-        libc.mallopt(-1, (1 << 31) - 1)  # M_TRIM_THRESHOLD: never give memory back
-    families(max(args.repeat // 8, 5))
+        args.heap = "warm"
+    if args.heap:
+        set_heap(args.heap)
+    if not args.block_only:
+        families(max(args.repeat // 8, 5))
     if args.families_only:
+        return
+    if args.heap is None:
+        both_heaps(args)
         return
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((args.batch, args.width)).astype(np.float32)
@@ -205,11 +257,13 @@ def main() -> None:
         return run
 
     best = best_times({"eager": train(eager), "optimized": train(optimized)}, args.repeat // 2)
+    trains = best["eager"] / best["optimized"]
     print(
         f"\nforward + backward: eager {best['eager'] * 1e3:.3f} ms, optimized "
-        f"{best['optimized'] * 1e3:.3f} ms ({best['eager'] / best['optimized']:.2f}x; "
+        f"{best['optimized'] * 1e3:.3f} ms ({trains:.2f}x; "
         "fused nodes run generated backward code in training)"
     )
+    print(f"RATIOS {speedup:.2f} {trains:.2f}")
 
 
 if __name__ == "__main__":
