@@ -8,8 +8,9 @@ import pytest
 import minitorch
 from minitorch import nn, optim
 from minitorch.course.grading import Delegated, LocalRunner, forbid, forbidding, probe
-from minitorch.course.grading.delegation import is_delegation
+from minitorch.course.grading.delegation import AFTER_A_HIT, is_delegation
 from minitorch.course.grading.notebook import load_cells
+from minitorch.course.grading.timelimit import can_limit_time, time_limit
 
 STRIDES = forbid(minitorch.shape.contiguous_strides, np.unravel_index, np.zeros)
 
@@ -185,3 +186,20 @@ def test_a_recursion_that_never_ends_is_the_learners_bug_not_a_switch_off():
     sys.setprofile" and took the whole exercise's points)."""
     with pytest.raises(RecursionError):
         _calls("def f(s):\n    return f(s)\n")
+
+
+@pytest.mark.skipif(not can_limit_time(), reason="needs SIGALRM and the main thread")
+def test_a_forbidden_call_cuts_the_time_limit_short():
+    # catches: a delegating answer left to run to its whole time limit (listing every
+    # index of a huge shape with np.ndindex ran 30 s, its list growing by gigabytes)
+    source = (
+        "import signal\nimport numpy as np\nleft = []\n"
+        "def f(s):\n    {}\n    left.append(signal.getitimer(signal.ITIMER_REAL)[0])\n"
+    )
+    delegating, own = _nb(source.format("np.unravel_index(1, s)")), _nb(source.format("pass"))
+    with time_limit(60.0), pytest.raises(Delegated), forbidding(STRIDES, delegating):
+        delegating.f((2, 3))
+    with time_limit(60.0), forbidding(STRIDES, own):
+        own.f((2, 3))
+    assert 0 < delegating.left[0] <= AFTER_A_HIT
+    assert own.left[0] > 50.0  # (an answer of its own keeps its time)
