@@ -203,3 +203,22 @@ def test_a_forbidden_call_cuts_the_time_limit_short():
         own.f((2, 3))
     assert 0 < delegating.left[0] <= AFTER_A_HIT
     assert own.left[0] > 50.0  # (an answer of its own keeps its time)
+
+
+@pytest.mark.skipif(not can_limit_time(), reason="needs SIGALRM and the main thread")
+def test_a_forbidden_call_inside_an_import_does_not_cut_it_short(tmp_path, monkeypatch):
+    # catches: an import stopped halfway by the cut (torch's, imported by a delegating
+    # answer, could then never load again in the grading process)
+    (tmp_path / "learners_module.py").write_text(
+        "import signal\nimport numpy as np\nnp.unravel_index(1, (2, 3))\n"
+        "LEFT = signal.getitimer(signal.ITIMER_REAL)[0]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    nb = _nb(
+        "import signal\nimport numpy as np\nleft = []\ndef f(s):\n    import learners_module\n"
+        "    left.append(learners_module.LEFT)\n    np.unravel_index(1, s)\n"
+        "    left.append(signal.getitimer(signal.ITIMER_REAL)[0])\n"
+    )
+    with time_limit(60.0), pytest.raises(Delegated), forbidding(STRIDES, nb):
+        nb.f((2, 3))
+    assert nb.left[0] > 50.0 and 0 < nb.left[1] <= AFTER_A_HIT

@@ -78,13 +78,26 @@ TORCH = "torch"
 AFTER_A_HIT = 0.25
 
 
-def _cut_short() -> None:
+def _cut_short(layer: _Layer) -> None:
     """Bring a running time limit (``timelimit.time_limit``'s timer) down to
-    :data:`AFTER_A_HIT` seconds from now; without one, nothing changes."""
-    if hasattr(signal, "getitimer"):
-        left, _ = signal.getitimer(signal.ITIMER_REAL)
-        if left > AFTER_A_HIT:
-            signal.setitimer(signal.ITIMER_REAL, AFTER_A_HIT)
+    :data:`AFTER_A_HIT` seconds from now, once per guard; without one, nothing changes.
+    Not while a module is being imported: an import stopped halfway can leave an
+    extension module (torch's) unable to load again in this process."""
+    if layer.cut or not hasattr(signal, "getitimer") or _importing():
+        return
+    layer.cut = True
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    if left > AFTER_A_HIT:
+        signal.setitimer(signal.ITIMER_REAL, AFTER_A_HIT)
+
+
+def _importing() -> bool:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Delegated(AssertionError):
@@ -430,6 +443,7 @@ class _Layer:
     def __init__(self, targets: Targets) -> None:
         self.targets = targets
         self.hits: list[str] = []
+        self.cut = False  # (its time limit cut short: see _cut_short)
 
 
 class _Watch:
@@ -490,8 +504,7 @@ class _Watch:
             label = label or targets.package_codes.get((package, code.co_name))
             label = label or targets.packages.get(package)
             if label:
-                if not layer.hits:
-                    _cut_short()
+                _cut_short(layer)
                 layer.hits.append(label)
 
     def _is_wrapper(self, code: CodeType) -> bool:
@@ -507,8 +520,7 @@ class _Watch:
                 _package(key[0])
             )
             if label:
-                if not layer.hits:
-                    _cut_short()
+                _cut_short(layer)
                 layer.hits.append(label)
 
     def push(self, layer: _Layer) -> None:
