@@ -491,8 +491,10 @@ class FusedElementwise(Function):
     arrays, an op without a gradient formula) it recomputes the intermediates by each
     op's own pure forward and runs each op's own backward in reverse on them. With
     ``create_graph`` it differentiates the chain rebuilt from minitorch ops instead, so
-    that its gradient is differentiable too. Every way nothing but the inputs is kept
-    between forward and backward (rematerialization)."""
+    that its gradient is differentiable too. It keeps nothing but the inputs between
+    forward and backward (rematerialization); in training on the CPU the kernel runs as
+    :class:`FusedElementwiseKept` instead, which also keeps the few results costly to
+    recompute."""
 
     name = "fused_elementwise"
 
