@@ -52,6 +52,17 @@ def has_gradient_formulas(kernel: Any) -> bool:
     )
 
 
+def gradient_flows(kernel: Any, needs: tuple) -> list[bool]:
+    """For each op of ``kernel``: does its result depend on an input that ``needs`` marks
+    (so that a gradient flows through it)?"""
+    flows: list[bool] = []
+    for op in kernel.ops:
+        flows.append(
+            any(is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]]) for a in op.args)
+        )
+    return flows
+
+
 #: Ops that cost backward one cheap pass to recompute; every other op's result (a
 #: transcendental function, a reduction, anything per row) is kept in training.
 CHEAP = frozenset({"add", "sub", "mul", "div", "neg", "abs", "relu", "maximum", "minimum"})
@@ -76,9 +87,10 @@ def worth_keeping(kernel: Any, needs: tuple) -> frozenset:
     )
 
 
-def sum_to(target: np.ndarray, grad: np.ndarray) -> None:
-    """Write ``grad`` into ``target``, summed over the dims that ``target`` broadcast along
-    (its missing leading dims and its dims of size 1), as ``unbroadcast`` does."""
+def sum_to(target: np.ndarray, grad: np.ndarray, add: bool = False) -> None:
+    """Write ``grad`` into ``target`` (``add``: add it to what ``target`` holds), summed
+    over the dims that ``target`` broadcast along (its missing leading dims and its dims of
+    size 1), as ``unbroadcast`` does."""
     if grad.shape != target.shape:
         lead = grad.ndim - target.ndim
         dims = tuple(range(max(lead, 0))) + tuple(
@@ -89,7 +101,10 @@ def sum_to(target: np.ndarray, grad: np.ndarray) -> None:
         if dims:
             grad = grad.sum(axis=dims, keepdims=True)
             grad = grad.reshape(grad.shape[max(lead, 0) :])
-    np.copyto(target, grad)
+    if add:
+        np.add(target, grad, out=target)
+    else:
+        np.copyto(target, grad)
 
 
 def spread(part: np.ndarray, shape: tuple, source: tuple, kernel_shape: tuple) -> np.ndarray:
@@ -105,13 +120,15 @@ def spread(part: np.ndarray, shape: tuple, source: tuple, kernel_shape: tuple) -
 @dataclass
 class _Step:
     """One line of the generated code: ``name`` gets ``code``, whose ``{out}`` (if
-    ``writes_out``) is the buffer it writes into."""
+    ``writes_out``) is the buffer it writes into; ``view_of`` names the value whose
+    memory the result is a view of (so that memory stays taken while the view is read)."""
 
     name: str
     shape: tuple
     code: str
     reads: tuple
     writes_out: bool
+    view_of: str = ""
 
 
 class _Program:
@@ -122,11 +139,19 @@ class _Program:
         self.steps: list[_Step] = []
         self.count = 0
 
-    def line(self, shape: tuple, code: str, reads: tuple, writes_out: bool, name: str = "") -> str:
+    def line(
+        self,
+        shape: tuple,
+        code: str,
+        reads: tuple,
+        writes_out: bool,
+        name: str = "",
+        view_of: str = "",
+    ) -> str:
         if not name:
             name, self.count = f"a{self.count}", self.count + 1
         self.shapes[name] = tuple(shape)
-        self.steps.append(_Step(name, tuple(shape), code, reads, writes_out))
+        self.steps.append(_Step(name, tuple(shape), code, reads, writes_out, view_of))
         return name
 
     def formula(self, text: str, name: str = "") -> str:
@@ -188,12 +213,10 @@ def backward_source(
     op_shape = [tuple(kernel.op_shape(j)) for j in range(len(ops))]
     in_shape = [tuple(s) for _, s in kernel.inputs]
 
+    flows = gradient_flows(kernel, needs)
+
     def wanted(a: Any) -> bool:  # does this operand's gradient matter
         return is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]])
-
-    flows: list[bool] = []  # does op j's result depend on an input that needs a grad
-    for op in ops:
-        flows.append(any(wanted(a) for a in op.args))
 
     def value(a: Any) -> str:
         if not is_ref(a):
@@ -203,7 +226,9 @@ def backward_source(
     shapes = {f"in{i}": s for i, s in enumerate(in_shape)}
     shapes.update((f"t{j}", s) for j, s in enumerate(op_shape))
     back = _Program(shapes)
-    adjoint: dict[str, str] = {}  # "t{j}" / "in{i}" -> the name holding its gradient so far
+    # the name holding the gradient so far: of op j at "t{j}", and of input i, one name for
+    # each shape its parts come in, at ("in", i, shape) (see _contribute)
+    adjoint: dict[Any, str] = {}
     grads = [f"g{n}" for n, g in enumerate(graded) if g]
     for n, (j, g) in enumerate(zip(kernel.outputs, graded, strict=True)):
         if g:
@@ -228,7 +253,7 @@ def backward_source(
                 # (as a view of the source's shape: an op of a smaller shape that used
                 # the source must sum it back, so its shape has to say what it stands for)
                 code = f"_spread({part}, shape, {source!r}, {shape!r})"
-                part = back.line(source, code, (part,), False)
+                part = back.line(source, code, (part,), False, view_of=part)
                 _contribute(back, adjoint, a, part, op_shape)
             continue
         operands = [value(a) for a in op.args]
@@ -269,13 +294,21 @@ def backward_source(
             forward.formula(function_for(op.op).scalar.format(*map(value, op.args)), f"t{j}")
     for name in forward.shapes:
         back.shapes.setdefault(name, forward.shapes[name])
-    results = {i: adjoint.get(f"in{i}") for i in range(len(in_shape)) if needs[i]}
+    results = {  # each input's parts, the biggest shape first
+        i: [adjoint[k] for k in sorted(adjoint, key=_size, reverse=True) if k[:2] == ("input", i)]
+        for i in range(len(in_shape))
+        if needs[i]
+    }
     given = grads + [f"t{j}" for j in sorted(kept)]
     source, count = _emit(kernel, forward.steps + back.steps, results, shape, given)
     return Backward(source, count, reads)
 
 
-def _accumulate(program: _Program, adjoint: dict, key: str, part: str) -> None:
+def _size(key: Any) -> int:
+    return math.prod(key[2]) if isinstance(key, tuple) else -1
+
+
+def _accumulate(program: _Program, adjoint: dict, key: Any, part: str) -> None:
     """Add ``part`` to the gradient collected for ``key`` (a line, when there is one)."""
     if key not in adjoint:
         adjoint[key] = part
@@ -285,9 +318,11 @@ def _accumulate(program: _Program, adjoint: dict, key: str, part: str) -> None:
 
 def _contribute(program: _Program, adjoint: dict, a: tuple, part: str, op_shape: list) -> None:
     """``part`` of the gradient of the op or input ``a``: an op's is summed to its shape
-    here (its dims of size 1 in a row-local kernel); an input's is summed when written."""
+    here (its dims of size 1 in a row-local kernel); an input's is summed when written,
+    with the parts of each shape added up first: a row's part and a full part must each
+    be summed to the input's shape, never one broadcast onto the other."""
     if a[0] == "input":
-        _accumulate(program, adjoint, f"in{a[1]}", part)
+        _accumulate(program, adjoint, ("input", a[1], program.shapes[part]), part)
         return
     target, have = op_shape[a[1]], program.shapes[part]
     dims = tuple(d for d, (n, m) in enumerate(zip(target, have, strict=True)) if n == 1 != m)
@@ -303,17 +338,26 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
     full shape lives in a scratch buffer (kept from call to call) that an earlier value's
     last use freed, or, when it is an input's whole gradient, in ``grads_in[i]`` itself;
     smaller values (a row-local kernel's per-row ones) are fresh arrays."""
+    views = {s.name: s.view_of for s in steps if s.view_of}
+
+    def memory(name: str) -> list[str]:  # the name, and the names whose memory it views
+        found = [name]
+        while found[-1] in views:
+            found.append(views[found[-1]])
+        return found
+
     last: dict[str, int] = {}
     for n, s in enumerate(steps):
         for r in s.reads:
-            last[r] = n
-    for name in results.values():
-        if name is not None:
-            last[name] = len(steps)
+            last.update((m, n) for m in memory(r))
+    for names in results.values():
+        for name in names:
+            last.update((m, len(steps)) for m in memory(name))
     by_name = {s.name: s for s in steps}
     direct: dict[str, int] = {}  # an input's gradient computed straight into grads_in[i]
-    for i, name in results.items():  # (the first input of the chunk's shape, where several
-        step = by_name.get(name)  # share one gradient: the others are summed from it)
+    for i, names in results.items():  # (the first input of the chunk's shape, where several
+        step = by_name.get(names[0]) if len(names) == 1 else None  # share one gradient: the
+        name = step.name if step else ""  # others are summed from it)
         if step is not None and name not in direct and step.writes_out and step.shape == shape:
             if tuple(kernel.inputs[i][1]) == shape:
                 direct[name] = i
@@ -324,8 +368,9 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
     where: dict[str, str] = {}
     count = 0
     for n, s in enumerate(steps):
-        for r in s.reads:  # buffers read for the last time here can take this step's result
-            buf = where.get(r, "")
+        read = dict.fromkeys(m for name in s.reads for m in memory(name))
+        for r in read:  # buffers read for the last time here (or through a view) can take
+            buf = where.get(r, "")  # this step's result
             if last.get(r) == n and buf.startswith("b") and buf not in free:
                 free.append(buf)
         code = s.code
@@ -347,8 +392,10 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
             lines.append(f"        {buf} = scratch[{key}] = np.empty(shape, np.{kernel.dtype})")
         lines.append(f"    {code.replace('{out}', buf)}")
         where[s.name] = buf
-    for i, name in results.items():
-        if name is not None and direct.get(name) != i:
-            lines.append(f"    _sum_to(grads_in[{i}], {where.get(name, name)})")
+    for i, names in results.items():
+        for k, name in enumerate(names):
+            if direct.get(name) != i:
+                add = ", add=True" if k else ""
+                lines.append(f"    _sum_to(grads_in[{i}], {where.get(name, name)}{add})")
     lines.append("    return grads_in")
     return "\n".join(lines) + "\n", count

@@ -42,7 +42,7 @@ from ..ops.registry import register
 from ..ops.scalar import array_call, erf_array
 from ..tensor import Tensor
 from .buffers import Reuse
-from .fused_backward import backward_source, spread, sum_to, worth_keeping
+from .fused_backward import backward_source, gradient_flows, spread, sum_to, worth_keeping
 from .interpreter import _reads
 from .ir import Graph, Node, Value, as_graph, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure, is_ref
@@ -507,6 +507,7 @@ class FusedElementwise(Function):
     def setup_context(ctx: Context, inputs: tuple, output: Any, kernel: FusedKernel) -> None:
         ctx.kernel = kernel
         ctx.save_for_backward(*inputs)
+        _mark_grad_free(ctx, kernel, output)
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> tuple:
@@ -563,6 +564,7 @@ class FusedElementwiseKept(Function):
         n = len(kernel.outputs)
         ctx.kernel, ctx.kept = kernel, dict(zip(variant.outputs, outs, strict=True))
         ctx.save_for_backward(*arrays)
+        _mark_grad_free(ctx, kernel, outs[:n])
         return outs[0] if n == 1 else outs[:n]
 
     @staticmethod
@@ -579,6 +581,17 @@ class FusedElementwiseKept(Function):
                 return tuple(None if f is None else Tensor._from_array(f) for f in found)
             return _backward_by_ops(ctx.kernel, inputs, needs, grads)
         return FusedElementwise.backward(ctx, *grads)
+
+
+def _mark_grad_free(ctx: Context, kernel: FusedKernel, outs: Any) -> None:
+    """Outputs that depend on no input wanting a gradient do not require grad, as in eager
+    (``y = x * 2`` of an ``x`` without grad), though other outputs of the node do."""
+    if not isinstance(outs, tuple) or not any(ctx.needs_input_grad):
+        return
+    flows = gradient_flows(kernel, ctx.needs_input_grad)
+    free = [o for o, j in zip(outs, kernel.outputs, strict=True) if not flows[j]]
+    if free:
+        ctx.mark_non_differentiable(*free)
 
 
 def _array_forward(cls: type[Function]) -> Any:
@@ -619,11 +632,7 @@ def _backward_by_ops(kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tu
             (arrays[a[1]] if a[0] == "input" else values[a[1]]) if is_ref(a) else a for a in op.args
         ]
 
-    flows = [False] * len(kernel.ops)  # which ops' results depend on an input needing a grad
-    for j, op in enumerate(kernel.ops):
-        flows[j] = any(
-            is_ref(a) and (needs[a[1]] if a[0] == "input" else flows[a[1]]) for a in op.args
-        )
+    flows = gradient_flows(kernel, needs)
     grad_of: dict[int, Any] = {}
     for j, g in zip(kernel.outputs, grads, strict=True):
         if g is not None:

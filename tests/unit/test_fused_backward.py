@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch as mt
 from minitorch import jit
@@ -143,6 +145,58 @@ def test_a_reductions_gradient_reaches_a_per_row_value_it_was_broadcast_from(sha
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
 
 
+def _grads_match_eager(fn, inputs, rtol=1e-6):
+    """The optimized graph's gradients of ``sum(output * upstream)`` over its outputs,
+    against eager's (``inputs``: float64 arrays, all wanting a gradient); the graph."""
+    graph = jit.optimize(jit.trace(fn, tuple(mt.tensor(a) for a in inputs)))
+    grads = []
+    for run in (graph, fn):
+        leaves = [mt.tensor(a, requires_grad=True) for a in inputs]
+        outs = run(*leaves)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        ups = [np.random.default_rng(k).standard_normal(o.shape) for k, o in enumerate(outs)]
+        loss = sum((o * mt.tensor(u)).sum() for o, u in zip(outs, ups, strict=True))
+        grads.append([g.numpy() for g in mt.autograd.grad(loss, leaves)])
+    for got, want in zip(*grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+    return graph
+
+
+@pytest.mark.parametrize("rows", [3, 3000], ids=["whole", "chunks"])
+def test_an_inputs_gradient_of_two_shapes_is_summed_part_by_part(rows):
+    # catches: a column input's per-row part (through a per-row op) added to its full part
+    # before the sum to the column's shape, so that the per-row part counted once per column
+    def fn(x, c):
+        per_row = mt.tanh((c + x).mean(dim=-1, keepdim=True))  # (rows, 1)
+        return (c + per_row + x) * 2.0
+
+    rng = np.random.default_rng(4)
+    inputs = (rng.standard_normal((rows, 5)), rng.standard_normal((rows, 1)))
+    assert _kernel_of(_grads_match_eager(fn, inputs)).row_local
+
+
+def test_a_gradient_read_through_a_view_keeps_its_buffer():
+    # catches: a mean's spread gradient (a view of a buffer) read after the buffer was given
+    # to another value (the gradient came out doubled)
+    def fn(c):
+        t = mt.tanh(c)
+        return mt.tanh(t) + 1.0, t.mean(dim=-1, keepdim=True) * 1.5
+
+    _grads_match_eager(fn, (np.random.default_rng(5).standard_normal((3, 1)),))
+
+
+def test_an_output_that_needs_no_input_with_grad_does_not_require_grad():
+    # catches: every output of a fused node requiring grad, where eager's does not
+    def fn(x, r):
+        a = mt.tanh(x)
+        return a + x, mt.maximum(r, a) + 1.0
+
+    x, r = mt.randn(3, 5), mt.randn(5, requires_grad=True)
+    graph = jit.optimize(jit.trace(fn, (x, r)))
+    assert [o.requires_grad for o in graph(x, r)] == [o.requires_grad for o in fn(x, r)]
+    assert [o.requires_grad for o in fn(x, r)] == [False, True]
+
+
 def test_threads_give_one_threads_gradients_bit_for_bit(monkeypatch):
     # catches: partial sums of a broadcast input's gradient added in the order threads
     # finish (results that change from run to run), or chunks written twice or never
@@ -269,3 +323,97 @@ def test_a_compiled_graphs_results_survive_its_next_calls():
     np.testing.assert_array_equal(y1.numpy(), kept)
     np.testing.assert_array_equal(row.numpy(), row_values)
     np.testing.assert_allclose(kept, fn(x1).numpy(), rtol=1e-6)
+
+
+# Random programs of every kind the fuser meets at once: inputs that broadcast (a row, a
+# column), reductions over rows, several outputs, only some inputs wanting a gradient and
+# only some outputs used, of float32 and float64, whole and in chunks.
+_UNARY = [
+    mt.tanh,
+    mt.sigmoid,
+    mt.relu,
+    lambda t: -t,
+    lambda t: t.abs(),
+    lambda t: t * 0.5,
+    lambda t: mt.exp(t * 0.3),
+    lambda t: mt.log(t.abs() + 0.5),
+    lambda t: mt.sqrt(t.abs() + 0.1),
+    lambda t: t**2.0,
+    lambda t: 2.0 ** (t * 0.2),
+    lambda t: 1.0 / (t.abs() + 1.0),
+    lambda t: mt.nn.functional.gelu(t),
+]
+_BINARY = [
+    lambda a, b: a + b,
+    lambda a, b: a * b,
+    lambda a, b: a - b,
+    mt.maximum,
+    mt.minimum,
+    lambda a, b: a / (b.abs() + 0.5),
+    lambda a, b: (a.abs() + 0.5) ** (b * 0.3),
+]
+_REDUCE = [lambda t: t.mean(dim=-1, keepdim=True), lambda t: t.sum(dim=-1, keepdim=True)]
+
+
+def _program(choices, n_out):
+    def run(x, r, c):
+        values = [x, r, c]
+        for kind, i, j, k in choices:
+            a, b = values[i % len(values)], values[j % len(values)]
+            if kind == 0:
+                values.append(_UNARY[k % len(_UNARY)](a))
+            elif kind == 1:
+                values.append(_BINARY[k % len(_BINARY)](a, b))
+            else:
+                values.append(_REDUCE[k % len(_REDUCE)](a))
+        outs = ((values[-1] + x) * 2.0, values[len(values) // 2] + 1.0, values[-2] * 1.5)
+        return outs[:n_out]
+
+    return run
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    choices=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 20), st.integers(0, 20), st.integers(0, 13)),
+        min_size=2,
+        max_size=12,
+    ),
+    shape=st.sampled_from([(3, 5), (300, 700), (5000, 3)]),
+    dtype=st.sampled_from(["float32", "float64"]),
+    wants=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+    n_out=st.integers(1, 3),
+    used=st.integers(0, 3),
+)
+def test_random_programs_of_every_kind_match_eager(choices, shape, dtype, wants, n_out, used):
+    # catches: any gradient the generated backward gets wrong (or a requires_grad flag that
+    # differs from eager's) in combinations no single test above writes out
+    fn = _program(choices, n_out)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in (shape, shape[1:], (shape[0], 1))]
+
+    def leaves():
+        return [mt.tensor(a, requires_grad=w) for a, w in zip(arrays, wants, strict=True)]
+
+    graph = jit.optimize(jit.trace(fn, tuple(leaves())))
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    results = []
+    for run in (graph, fn):
+        ins = leaves()
+        outs = run(*ins)
+        taken = [o for k, o in enumerate(outs) if k == 0 or used >> (k - 1) & 1]
+        ups = [np.random.default_rng(k).standard_normal(o.shape) for k, o in enumerate(taken)]
+        loss = sum((o * mt.tensor(u.astype(dtype))).sum() for o, u in zip(taken, ups, strict=True))
+        wanted = [t for t in ins if t.requires_grad]
+        grads = mt.autograd.grad(loss, wanted, allow_unused=True) if loss.requires_grad else ()
+        results.append((outs, [o.requires_grad for o in outs], grads))
+    (outs, flags, grads), (e_outs, e_flags, e_grads) = results
+    for o, e in zip(outs, e_outs, strict=True):
+        np.testing.assert_allclose(o.detach().numpy(), e.detach().numpy(), rtol=tol, atol=tol)
+    assert flags == e_flags
+    for g, e in zip(grads, e_grads, strict=True):
+        if e is None:  # (an input the used outputs do not depend on)
+            assert g is None or not g.numpy().any()
+            continue
+        scale = max(1.0, float(np.abs(e.numpy()).max()))
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=10 * tol, atol=10 * tol * scale)
