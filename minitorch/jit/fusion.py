@@ -511,32 +511,38 @@ class FusedElementwise(Function):
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> tuple:
-        inputs = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        if not is_grad_enabled():
-            found = ctx.kernel.run_backward(
-                tuple(t._data for t in inputs),
-                tuple(None if g is None else g._data for g in grads),
-                needs,
-            )
-            if found is not None:
-                return tuple(None if f is None else Tensor._from_array(f) for f in found)
-            return _backward_by_ops(ctx.kernel, inputs, needs, grads)
-        # create_graph: the chain rebuilt on the saved inputs themselves, so that the
-        # gradient is connected to them and can be differentiated again
-        with enable_grad():
-            outs = ctx.kernel.reference(list(inputs))
-        pairs = [(o, g) for o, g in zip(outs, grads, strict=True) if g is not None]
-        wanted = [t for t, n in zip(inputs, needs, strict=True) if n]
-        found = autograd_grad(
-            [o for o, _ in pairs],
-            wanted,
-            [g for _, g in pairs],
-            allow_unused=True,
-            create_graph=True,
+        return _fused_backward(ctx, ctx.saved_tensors, grads)
+
+
+def _fused_backward(ctx: Context, inputs: tuple, grads: tuple, kept: dict | None = None) -> tuple:
+    """A fused node's backward (see :class:`FusedElementwise`); ``kept``: the results
+    forward kept, by op (training's :class:`FusedElementwiseKept`)."""
+    needs = ctx.needs_input_grad
+    if not is_grad_enabled():
+        found = ctx.kernel.run_backward(
+            tuple(t._data for t in inputs),
+            tuple(None if g is None else g._data for g in grads),
+            needs,
+            kept,
         )
-        it = iter(found)
-        return tuple(next(it) if n else None for n in needs)
+        if found is not None:
+            return tuple(None if f is None else Tensor._from_array(f) for f in found)
+        return _backward_by_ops(ctx.kernel, inputs, needs, grads)
+    # create_graph: the chain rebuilt on the saved inputs themselves, so that the
+    # gradient is connected to them and can be differentiated again
+    with enable_grad():
+        outs = ctx.kernel.reference(list(inputs))
+    pairs = [(o, g) for o, g in zip(outs, grads, strict=True) if g is not None]
+    wanted = [t for t, n in zip(inputs, needs, strict=True) if n]
+    found = autograd_grad(
+        [o for o, _ in pairs],
+        wanted,
+        [g for _, g in pairs],
+        allow_unused=True,
+        create_graph=True,
+    )
+    it = iter(found)
+    return tuple(next(it) if n else None for n in needs)
 
 
 def _trains_here(args: tuple) -> bool:
@@ -562,25 +568,18 @@ class FusedElementwiseKept(Function):
         variant = kernel.keeping(keep)
         outs = variant.run(arrays)
         n = len(kernel.outputs)
-        ctx.kernel, ctx.kept = kernel, dict(zip(variant.outputs, outs, strict=True))
-        ctx.save_for_backward(*arrays)
+        # (saved as autograd saves: an output written in place since refuses backward)
+        ctx.kernel, ctx.kept_ops, ctx.inputs_count = kernel, variant.outputs, len(arrays)
+        ctx.save_for_backward(*arrays, *outs)
         _mark_grad_free(ctx, kernel, outs[:n])
         return outs[0] if n == 1 else outs[:n]
 
     @staticmethod
     def backward(ctx: Context, *grads: Any) -> tuple:
-        if not is_grad_enabled():
-            inputs, needs = ctx.saved_tensors, ctx.needs_input_grad
-            found = ctx.kernel.run_backward(
-                tuple(t._data for t in inputs),
-                tuple(None if g is None else g._data for g in grads),
-                needs,
-                ctx.kept,
-            )
-            if found is not None:
-                return tuple(None if f is None else Tensor._from_array(f) for f in found)
-            return _backward_by_ops(ctx.kernel, inputs, needs, grads)
-        return FusedElementwise.backward(ctx, *grads)
+        saved = ctx.saved_tensors
+        inputs, kept = saved[: ctx.inputs_count], saved[ctx.inputs_count :]
+        by_op = dict(zip(ctx.kept_ops, (t._data for t in kept), strict=True))
+        return _fused_backward(ctx, inputs, grads, by_op if not is_grad_enabled() else None)
 
 
 def _mark_grad_free(ctx: Context, kernel: FusedKernel, outs: Any) -> None:

@@ -197,6 +197,21 @@ def test_an_output_that_needs_no_input_with_grad_does_not_require_grad():
     assert [o.requires_grad for o in fn(x, r)] == [False, True]
 
 
+def test_an_output_written_in_place_refuses_backward_as_in_eager():
+    # catches: training's kept results held as bare arrays, so that backward silently read
+    # an output the program had since changed in place (eager refuses: the value is gone)
+    def fn(x):
+        return mt.tanh(x * 2.0)  # (tanh's result is kept for backward)
+
+    x = mt.randn(4, 5, requires_grad=True)
+    graph = jit.optimize(jit.trace(fn, x))
+    for run in (fn, graph):
+        y = run(x)
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
 def test_threads_give_one_threads_gradients_bit_for_bit(monkeypatch):
     # catches: partial sums of a broadcast input's gradient added in the order threads
     # finish (results that change from run to run), or chunks written twice or never
