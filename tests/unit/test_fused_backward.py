@@ -16,6 +16,8 @@ from minitorch.jit.fused_backward import backward_source, worth_keeping
 from minitorch.jit.ops import ELEMENTWISE, function_for
 from minitorch.ops.scalar import arity
 
+from .fuser_programs import grow, programs
+
 OPS = sorted(ELEMENTWISE)
 
 
@@ -372,15 +374,7 @@ _REDUCE = [lambda t: t.mean(dim=-1, keepdim=True), lambda t: t.sum(dim=-1, keepd
 
 def _program(choices, n_out):
     def run(x, r, c):
-        values = [x, r, c]
-        for kind, i, j, k in choices:
-            a, b = values[i % len(values)], values[j % len(values)]
-            if kind == 0:
-                values.append(_UNARY[k % len(_UNARY)](a))
-            elif kind == 1:
-                values.append(_BINARY[k % len(_BINARY)](a, b))
-            else:
-                values.append(_REDUCE[k % len(_REDUCE)](a))
+        values = grow([x, r, c], choices, _UNARY, _BINARY, _REDUCE)
         outs = ((values[-1] + x) * 2.0, values[len(values) // 2] + 1.0, values[-2] * 1.5)
         return outs[:n_out]
 
@@ -389,11 +383,7 @@ def _program(choices, n_out):
 
 @settings(max_examples=400, deadline=None)
 @given(
-    choices=st.lists(
-        st.tuples(st.integers(0, 2), st.integers(0, 20), st.integers(0, 20), st.integers(0, 13)),
-        min_size=2,
-        max_size=12,
-    ),
+    choices=programs(kinds=3, ops=14, max_size=12),
     shape=st.sampled_from([(3, 5), (300, 700), (5000, 3)]),
     dtype=st.sampled_from(["float32", "float64"]),
     wants=st.tuples(st.booleans(), st.booleans(), st.booleans()),

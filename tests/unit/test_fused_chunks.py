@@ -13,6 +13,8 @@ import minitorch.nn.functional as F
 from minitorch import jit
 from minitorch.jit import fusion
 
+from .fuser_programs import grow, programs
+
 UNARY = [mt.tanh, mt.sigmoid, mt.relu, lambda t: -t, lambda t: t.abs(), lambda t: t * 0.5]
 BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, mt.maximum]
 
@@ -24,10 +26,7 @@ def program(choices):
     """A random elementwise program of inputs x (full), r (a row) and c (a column)."""
 
     def run(x, r, c):
-        values = [x, r, c]
-        for kind, i, j, k in choices:
-            a, b = values[i % len(values)], values[j % len(values)]
-            values.append(UNARY[k % len(UNARY)](a) if kind == 0 else BINARY[k % len(BINARY)](a, b))
+        values = grow([x, r, c], choices, UNARY, BINARY)
         out = values[-1] + x  # keep the output the full shape
         return out * 2.0, values[len(values) // 2] + 1.0
 
@@ -47,11 +46,7 @@ def inputs(shape, dtype, seed):
 
 @settings(max_examples=100, deadline=None)
 @given(
-    choices=st.lists(
-        st.tuples(st.integers(0, 1), st.integers(0, 20), st.integers(0, 20), st.integers(0, 9)),
-        min_size=2,
-        max_size=9,
-    ),
+    choices=programs(kinds=2, ops=10, max_size=9),
     shape=st.sampled_from(SHAPES),
     dtype=st.sampled_from(["float32", "float64"]),
 )

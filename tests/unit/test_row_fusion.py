@@ -13,6 +13,8 @@ import minitorch as mt
 from minitorch import jit, nn
 from minitorch.jit import fusion
 
+from .fuser_programs import grow, programs
+
 
 def normalise(x, w, b):
     h = x * w + b
@@ -142,25 +144,13 @@ BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b]
 
 @settings(max_examples=100, deadline=None)
 @given(
-    choices=st.lists(
-        st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 30), st.integers(0, 9)),
-        min_size=2,
-        max_size=10,
-    ),
+    choices=programs(kinds=3, ops=10, max_size=10),
     shape=st.sampled_from([(4, 3, 5), (256, 8, 160), (3000, 2, 40)]),
 )
 def test_random_programs_with_reductions_match_eager_forward_and_backward(choices, shape):
     # catches: any row-local kernel whose chunks, shapes or backward differ from eager's
     def fn(x):
-        values = [x]
-        for kind, i, j, k in choices:
-            a, b = values[i % len(values)], values[j % len(values)]
-            if kind == 0:
-                values.append(ELEMENTWISE[k % len(ELEMENTWISE)](a))
-            elif kind == 1:
-                values.append(BINARY[k % len(BINARY)](a, b))
-            else:
-                values.append(REDUCE[k % len(REDUCE)](a))
+        values = grow([x], choices, ELEMENTWISE, BINARY, REDUCE)
         return values[-1] + x * 0.5, values[len(values) // 2] * 2.0
 
     rng = np.random.default_rng(0)
