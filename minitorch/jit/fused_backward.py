@@ -227,7 +227,7 @@ def backward_source(
     shapes.update((f"t{j}", s) for j, s in enumerate(op_shape))
     back = _Program(shapes)
     # the name holding the gradient so far: of op j at "t{j}", and of input i, one name for
-    # each shape its parts come in, at ("in", i, shape) (see _contribute)
+    # each shape its parts come in, at ("input", i, shape) (see _contribute)
     adjoint: dict[Any, str] = {}
     grads = [f"g{n}" for n, g in enumerate(graded) if g]
     for n, (j, g) in enumerate(zip(kernel.outputs, graded, strict=True)):
@@ -354,10 +354,13 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
         for name in names:
             last.update((m, len(steps)) for m in memory(name))
     by_name = {s.name: s for s in steps}
-    direct: dict[str, int] = {}  # an input's gradient computed straight into grads_in[i]
-    for i, names in results.items():  # (the first input of the chunk's shape, where several
-        step = by_name.get(names[0]) if len(names) == 1 else None  # share one gradient: the
-        name = step.name if step else ""  # others are summed from it)
+    # an input's gradient computed straight into grads_in[i]: one of a single part, of the
+    # chunk's shape (where several inputs share one gradient, the first; the others are
+    # summed from it)
+    direct: dict[str, int] = {}
+    for i, names in results.items():
+        step = by_name.get(names[0]) if len(names) == 1 else None
+        name = step.name if step else ""
         if step is not None and name not in direct and step.writes_out and step.shape == shape:
             if tuple(kernel.inputs[i][1]) == shape:
                 direct[name] = i
