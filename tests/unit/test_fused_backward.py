@@ -381,7 +381,7 @@ def _program(choices, n_out):
     return run
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True)  # (the same programs each run)
 @given(
     choices=programs(kinds=3, ops=14, max_size=12),
     shape=st.sampled_from([(3, 5), (300, 700), (5000, 3)]),
