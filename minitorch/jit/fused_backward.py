@@ -360,10 +360,9 @@ def _emit(kernel: Any, steps: list[_Step], results: dict, shape: tuple, grads: l
     direct: dict[str, int] = {}
     for i, names in results.items():
         step = by_name.get(names[0]) if len(names) == 1 else None
-        name = step.name if step else ""
-        if step is not None and name not in direct and step.writes_out and step.shape == shape:
-            if tuple(kernel.inputs[i][1]) == shape:
-                direct[name] = i
+        if step is not None and step.name not in direct and step.writes_out:
+            if step.shape == shape and tuple(kernel.inputs[i][1]) == shape:
+                direct[step.name] = i
     inputs = [f"in{i}" for i in range(len(kernel.inputs))]
     params = ", ".join(["scratch", "grads_in", "shape", *inputs, *grads])
     lines = [f"def fused_backward_{kernel.name}({params}):"]
