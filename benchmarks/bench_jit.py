@@ -192,8 +192,9 @@ def main() -> None:
     parser.add_argument(
         "--heap",
         choices=sorted(HEAPS),
-        help="time the MLP block in this process with glibc in this state (by default, "
-        "each state in a process of its own): " + "; ".join(f"{k}: {v}" for k, v in HEAPS.items()),
+        help="time the MLP block alone, in this process, with glibc in this state (by "
+        "default, each state in a process of its own): "
+        + "; ".join(f"{k}: {v}" for k, v in HEAPS.items()),
     )
     parser.add_argument("--keep-heap", action="store_true", help="the same as --heap warm")
     args = parser.parse_args()
@@ -201,7 +202,8 @@ def main() -> None:
         args.heap = "warm"
     if args.heap:
         set_heap(args.heap)
-    if not args.block_only:
+    if args.families_only or not args.block_only and args.heap is None:  # (their big
+        # arrays would warm the heap of a process that then times the block in one state)
         families(max(args.repeat // 8, 5))
     if args.families_only:
         return
