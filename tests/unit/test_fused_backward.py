@@ -142,8 +142,8 @@ def test_a_reductions_gradient_reaches_a_per_row_value_it_was_broadcast_from(sha
     graph = jit.optimize(jit.trace(fn, x))
     assert _kernel_of(graph).row_local
     upstream = mt.tensor(rng.standard_normal(shape))
-    ((got,),) = [mt.autograd.grad((graph(x) * upstream).sum(), x)]
-    ((want,),) = [mt.autograd.grad((fn(x) * upstream).sum(), x)]
+    (got,) = mt.autograd.grad((graph(x) * upstream).sum(), x)
+    (want,) = mt.autograd.grad((fn(x) * upstream).sum(), x)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
 
 
