@@ -7,11 +7,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HASH   := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 COURSE := $(VENV)/.course-$(HASH)
-TESTS  := $(VENV)/.tests-$(HASH)
+# The reference PyTorch for the differential tests: cpu (a CPU build), pypi or none
+# (tests/install_reference.py says what each does).
+REFERENCE ?= cpu
+TESTS  := $(VENV)/.tests-$(HASH)-$(REFERENCE)
 PATHS  := minitorch tests benchmarks chapters solutions conftest.py
 ROOTARG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test setup exercises notebooks lint format bench clean
+.PHONY: lab test setup setup-tests test-install exercises notebooks lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,16 +27,24 @@ $(COURSE): pyproject.toml | $(BIN)/python
 	@rm -f $(VENV)/.course-*
 	@touch $@
 
-# The suite also installs PyTorch (CPU), the reference for the differential tests, and
-# mpi4py + MPICH for chapter 06's MPI backend, and onnx + onnxruntime for chapter 05's
-# ONNX export, and cupy + NVRTC + ptxas, which compile chapter 07's kernels for sm_90 with
-# or without a GPU (their tests skip where they are missing).
+# The suite also installs mpi4py + MPICH for chapter 06's MPI backend, onnx + onnxruntime
+# for chapter 05's ONNX export, cupy + NVRTC + ptxas (CUDA 12's), which compile chapter 07's
+# kernels for sm_90 with or without a GPU, and then a CPU build of PyTorch, the reference
+# for the differential tests (their tests skip, saying why, where one is missing).
 $(TESTS): $(COURSE)
-	$(BIN)/python -m pip install --quiet -e ".[course,test,reference,mpi,onnx,cuda]"
+	$(BIN)/python -m pip install --quiet -e ".[course,test,mpi,onnx,cuda]"
+	$(BIN)/python tests/install_reference.py --source $(REFERENCE)
 	@rm -f $(VENV)/.tests-*
 	@touch $@
 
 setup: $(COURSE)  ## create .venv with everything the course needs
+
+setup-tests: $(TESTS)  ## create .venv with everything the test suite needs
+
+# The suite's install as a new user's machine runs it (a copy of the checkout, a fresh HOME,
+# PyPI alone), with CUDA 13's NVRTC beside CUDA 12's toolchain. Downloads the course: minutes.
+test-install: $(COURSE)  ## check make lab's and make test's install on a fresh machine
+	$(BIN)/python -m pytest -p no:cacheprovider -s tests/install/check_fresh_install.py
 
 # JupyterLab opens, and prints the URL of, the first lesson (the lab's default URL).
 # LAB_ARGS passes more options, e.g.  make lab LAB_ARGS="--no-browser --port=8890"

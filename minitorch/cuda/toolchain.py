@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -67,16 +66,9 @@ def missing() -> str | None:
     except ImportError:
         return f"cupy is not installed: {INSTALL}"
     try:
-        from cupy.cuda import compiler
-
-        compiler._get_nvrtc_version()
-    except Exception as exc:  # cupy raises its own errors when libnvrtc is absent
-        why = " ".join(str(exc).split())
-        return f"NVRTC (libnvrtc) is not found ({why}): pip install nvidia-cuda-nvrtc-cu12"
-    if not any((Path(d) / "cuda_fp16.h").exists() for d in include_dirs()):
-        return "the CUDA headers (cuda_fp16.h) are not found: pip install nvidia-cuda-runtime-cu12"
-    if ptxas_path() is None:
-        return "ptxas is not found: pip install nvidia-cuda-nvcc-cu12"
+        release()
+    except ToolchainMissing as exc:
+        return str(exc)
     return None
 
 
@@ -87,35 +79,243 @@ def require() -> None:
         raise ToolchainMissing(f"compiling a kernel needs the CUDA toolchain: {problem}")
 
 
-def ptxas_path() -> str | None:
-    """ptxas: from the ``nvidia-cuda-nvcc-cu12`` wheel, else a CUDA toolkit's."""
-    try:
-        import nvidia.cuda_nvcc as nvcc
+# -- one CUDA release's parts ------------------------------------------------------------------
+#
+# NVRTC writes PTX of its own release's ISA version, and ptxas refuses PTX newer than itself
+# ("Ptx assembly aborted due to errors"); the headers must be the ones that NVRTC's release
+# ships. So the three parts are taken from one release, chosen by path: NVRTC 13 installed
+# beside (PyPI's torch brings it, in nvidia/cu13) must not be the one cupy happens to load.
 
-        for base in nvcc.__path__:
-            candidate = Path(base) / "bin" / "ptxas"
-            if candidate.exists():
-                return str(candidate)
-    except ImportError:
-        pass
-    for root in (os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "ptxas").exists():
-            return str(Path(root) / "bin" / "ptxas")
-    return shutil.which("ptxas")
+Version = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Release:
+    """Where one CUDA release's compile parts are, and the version each says it is."""
+
+    where: str  # "pip wheels" or a toolkit's folder
+    nvrtc: Path | None  # libnvrtc.so.<major>
+    headers: Path | None  # the folder holding cuda_fp16.h and cuda_runtime_api.h
+    ptxas: Path | None
+    nvrtc_version: Version | None = None
+    headers_version: Version | None = None
+    ptxas_version: Version | None = None
+
+    def describe(self) -> str:
+        def part(name: str, path: Path | None, version: Version | None) -> str:
+            if path is None:
+                return f"no {name}"
+            return f"{name} {'.'.join(map(str, version)) if version else '(version unknown)'}"
+
+        parts = [
+            part("NVRTC", self.nvrtc, self.nvrtc_version),
+            part("headers", self.headers, self.headers_version),
+            part("ptxas", self.ptxas, self.ptxas_version),
+        ]
+        return f"{self.where}: {', '.join(parts)}"
+
+    def problem(self, major: int) -> str | None:
+        """Why these parts cannot compile together for cupy's CUDA ``major``; None if they can."""
+        found = (self.nvrtc_version, self.headers_version, self.ptxas_version)
+        if None in found:
+            return "incomplete"
+        if {v[0] for v in found} != {major}:  # type: ignore[index]
+            return f"not all CUDA {major}"
+        if self.nvrtc_version > self.ptxas_version:  # type: ignore[operator]
+            return "ptxas is older than NVRTC, so it cannot read NVRTC's PTX"
+        return None
+
+
+def cupy_cuda_major() -> int | None:
+    """The CUDA major version the installed cupy wheel is built for (``cupy-cuda12x``: 12)."""
+    from importlib import metadata
+
+    for dist in metadata.distributions():
+        if m := re.fullmatch(r"cupy[-_]cuda(\d+)x", (dist.metadata["Name"] or "").lower()):
+            return int(m.group(1))
+    return None
+
+
+def wheel_release(major: int, site_dirs: list[Path] | None = None) -> Release:
+    """The parts NVIDIA's pip wheels for CUDA ``major`` installed: CUDA 12's one wheel a part
+    (``nvidia/cuda_nvrtc``, ``nvidia/cuda_runtime``, ``nvidia/cuda_nvcc``), CUDA 13's in one
+    folder (``nvidia/cu13``)."""
+    if site_dirs is None:
+        site_dirs = _nvidia_dirs()
+    if major <= 12:
+        lib, include, bin_ = "cuda_nvrtc/lib", "cuda_runtime/include", "cuda_nvcc/bin"
+    else:
+        lib, include, bin_ = (f"cu{major}/{sub}" for sub in ("lib", "include", "bin"))
+    return _release(
+        "pip wheels",
+        _first(d / lib / f"libnvrtc.so.{major}" for d in site_dirs),
+        _first(d / include for d in site_dirs if (d / include / "cuda_fp16.h").exists()),
+        _first(d / bin_ / "ptxas" for d in site_dirs),
+    )
+
+
+def toolkit_release(root: Path, major: int) -> Release:
+    """The parts of a CUDA toolkit installed at ``root`` (``/usr/local/cuda``, ``$CUDA_PATH``)."""
+    libs = [
+        root / sub / f"libnvrtc.so.{major}" for sub in ("lib64", "lib", "targets/x86_64-linux/lib")
+    ]
+    include = root / "include"
+    return _release(
+        str(root),
+        _first(libs),
+        include if (include / "cuda_fp16.h").exists() else None,
+        _first([root / "bin" / "ptxas"]),
+    )
+
+
+def releases(major: int) -> list[Release]:
+    """Every place that may hold CUDA ``major``'s parts, the pip wheels first."""
+    found = [wheel_release(major)]
+    roots = [os.environ.get(name) for name in ("CUDA_PATH", "CUDA_HOME")] + ["/usr/local/cuda"]
+    seen: set[Path] = set()
+    for root in roots:
+        if root and Path(root).is_dir() and Path(root).resolve() not in seen:
+            seen.add(Path(root).resolve())
+            found.append(toolkit_release(Path(root), major))
+    return found
+
+
+_chosen: Release | None = None
+
+
+def release() -> Release:
+    """The CUDA release this process compiles with, its NVRTC loaded for cupy (first call).
+
+    Raises :class:`ToolchainMissing` saying what was found and what to install when no
+    release has all three parts, or when cupy already loaded another NVRTC."""
+    global _chosen
+    if _chosen is None:
+        major = cupy_cuda_major() or 12
+        candidates = releases(major)
+        usable = [r for r in candidates if r.problem(major) is None]
+        if not usable:
+            seen = "; ".join(
+                f"{r.describe()} ({r.problem(major)})" for r in candidates + _other_releases(major)
+            )
+            raise ToolchainMissing(
+                f"no CUDA {major} release has NVRTC, the CUDA headers and a ptxas as new as NVRTC "
+                f"(found {seen}): pip install " + " ".join(WHEELS[1:])
+            )
+        _load_nvrtc(usable[0])
+        _chosen = usable[0]
+    return _chosen
+
+
+def ptxas_path() -> str | None:
+    """The chosen release's ptxas (None when the toolchain is incomplete)."""
+    try:
+        return str(release().ptxas)
+    except ToolchainMissing:
+        return None
 
 
 def nvrtc_options(options: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """cupy's NVRTC options for a ``cupyx.jit`` kernel (its ``options`` first), as on a GPU."""
+    """cupy's NVRTC options for a ``cupyx.jit`` kernel (its ``options`` first), as on a GPU,
+    with the chosen release's CUDA headers in place of the ones cupy looked up."""
+    import cupy
     from cupy._core import core
 
-    return core.assemble_cupy_compiler_options(tuple(options)) + (
-        "-ftz=true",
-        "--device-as-default-execution-space",
-    )
+    headers = release().headers
+    ours = Path(cupy.__file__).resolve().parent
+    kept = [
+        o
+        for o in core.assemble_cupy_compiler_options(tuple(options))
+        if not o.startswith("-I") or Path(o[2:]).resolve().is_relative_to(ours)
+    ]
+    return (*kept, f"-I{headers}", "-ftz=true", "--device-as-default-execution-space")
 
 
 def include_dirs() -> list[str]:
     return [o[2:] for o in nvrtc_options() if o.startswith("-I")]
+
+
+def _load_nvrtc(chosen: Release) -> None:
+    """Load the chosen NVRTC before cupy looks for one: cupy (through cuda-pathfinder) then
+    takes the library already loaded. If cupy loaded another one earlier, say so."""
+    import ctypes
+
+    from cupy.cuda import compiler
+
+    ctypes.CDLL(str(chosen.nvrtc), mode=os.RTLD_GLOBAL)
+    loaded = tuple(compiler._get_nvrtc_version())
+    if loaded != chosen.nvrtc_version:
+        raise ToolchainMissing(
+            f"cupy already loaded NVRTC {'.'.join(map(str, loaded))} in this process, not "
+            f"{chosen.describe()}; compile in a new process (restart the kernel)"
+        )
+
+
+def _other_releases(major: int) -> list[Release]:
+    """Other CUDA majors' wheels that are installed, to name them when nothing matches."""
+    other = []
+    for m in (12, 13, 14):
+        if m != major:
+            r = wheel_release(m)
+            if r.nvrtc or r.ptxas or r.headers:
+                other.append(r)
+    return other
+
+
+def _nvidia_dirs() -> list[Path]:
+    """The ``nvidia`` namespace package's folders (one per site-packages that has one)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or spec.submodule_search_locations is None:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations]
+
+
+def _first(paths) -> Path | None:
+    return next((Path(p) for p in paths if Path(p).exists()), None)
+
+
+def _release(where: str, nvrtc: Path | None, headers: Path | None, ptxas: Path | None) -> Release:
+    return Release(
+        where,
+        nvrtc,
+        headers,
+        ptxas,
+        _nvrtc_version(nvrtc) if nvrtc else None,
+        _headers_version(headers) if headers else None,
+        _ptxas_version(ptxas) if ptxas else None,
+    )
+
+
+def _nvrtc_version(library: Path) -> Version | None:
+    """From ``libnvrtc-builtins.so.<major>.<minor>``, which each NVRTC ships beside itself
+    (read off the file name, never by loading: a loaded NVRTC is the one cupy takes)."""
+    for sibling in library.resolve().parent.glob("libnvrtc-builtins.so.*"):
+        if m := re.fullmatch(r"libnvrtc-builtins\.so\.(\d+)\.(\d+)", sibling.name):
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def _headers_version(folder: Path) -> Version | None:
+    """From ``CUDART_VERSION`` (``12090``: 12.9) in the headers' ``cuda_runtime_api.h``."""
+    try:
+        text = (folder / "cuda_runtime_api.h").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)
+    return (int(m.group(1)) // 1000, int(m.group(1)) % 1000 // 10) if m else None
+
+
+def _ptxas_version(tool: Path) -> Version | None:
+    """From ``ptxas --version`` (``Cuda compilation tools, release 12.9, ...``)."""
+    try:
+        said = subprocess.run(
+            [str(tool), "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"release (\d+)\.(\d+)", said)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def cupy_header() -> str:
@@ -129,8 +329,8 @@ def to_ptx(source: str, arch: str, options: tuple[str, ...] = (), name: str = "k
     """NVRTC: CUDA C++ (cupy's headers are added) to PTX for ``arch``'s virtual architecture."""
     from cupy.cuda import compiler
 
+    flags = nvrtc_options(options) + (f"-arch=compute_{arch_number(arch)}",)  # loads NVRTC
     program = compiler._NVRTCProgram(cupy_header() + source, name, method="ptx")
-    flags = nvrtc_options(options) + (f"-arch=compute_{arch_number(arch)}",)
     try:
         ptx, _ = program.compile(flags)
     except compiler.CompileException as exc:
@@ -140,9 +340,7 @@ def to_ptx(source: str, arch: str, options: tuple[str, ...] = (), name: str = "k
 
 def assemble(ptx: str, arch: str) -> dict[str, Resources]:
     """ptxas: PTX to ``arch``'s binary; each entry function's (mangled name's) resources."""
-    tool = ptxas_path()
-    if tool is None:
-        raise ToolchainMissing("ptxas is not found: pip install nvidia-cuda-nvcc-cu12")
+    tool = release().ptxas
     with tempfile.TemporaryDirectory(prefix="minitorch-ptxas-") as tmp:
         path = Path(tmp) / "kernels.ptx"
         path.write_text(ptx)

@@ -200,10 +200,83 @@ def test_a_missing_toolchain_names_what_to_install(monkeypatch, capsys):
         cc.report(reduce.block_sum_kernel(256, "float32"), np.zeros(4), np.zeros(1), 4)
     assert cc.main([]) == 2
     assert "cannot compile kernels: cupy is not installed: pip install" in capsys.readouterr().err
-    monkeypatch.undo()
-    if MISSING is None:
-        monkeypatch.setattr(toolchain, "ptxas_path", lambda: None)
-        assert toolchain.missing() == "ptxas is not found: pip install nvidia-cuda-nvcc-cu12"
+
+
+def _fake_release(root: Path, layout: str, nvrtc: str, headers: str, ptxas: str) -> None:
+    """NVIDIA's wheel layout under ``root/nvidia``: ``"cu12"`` (a folder a wheel) or ``"cu13"``
+    (one folder), each part saying the version it is as the real ones do."""
+    if layout == "cu12":
+        lib, include, bin_ = (
+            root / "nvidia" / d for d in ("cuda_nvrtc/lib", "cuda_runtime/include", "cuda_nvcc/bin")
+        )
+    else:
+        lib, include, bin_ = (root / "nvidia" / "cu13" / d for d in ("lib", "include", "bin"))
+    for folder in (lib, include, bin_):
+        folder.mkdir(parents=True, exist_ok=True)
+    major = nvrtc.split(".")[0]
+    (lib / f"libnvrtc.so.{major}").write_bytes(b"")
+    (lib / f"libnvrtc-builtins.so.{nvrtc}").write_bytes(b"")
+    (include / "cuda_fp16.h").write_text("")
+    h_major, h_minor = map(int, headers.split("."))
+    (include / "cuda_runtime_api.h").write_text(
+        f"#define CUDART_VERSION  {h_major * 1000 + h_minor * 10}\n"
+    )
+    (bin_ / "ptxas").write_text(
+        f"#!/bin/sh\necho 'Cuda compilation tools, release {ptxas}, V{ptxas}.1'\n"
+    )
+    (bin_ / "ptxas").chmod(0o755)
+
+
+def test_the_parts_come_from_one_cuda_release_whatever_else_is_installed(tmp_path):
+    # catches: NVRTC taken from another release than ptxas (PyPI's torch installs CUDA 13's
+    # NVRTC in nvidia/cu13, which writes PTX that CUDA 12.9's ptxas refuses)
+    _fake_release(tmp_path, "cu12", nvrtc="12.9", headers="12.9", ptxas="12.9")
+    _fake_release(tmp_path, "cu13", nvrtc="13.0", headers="13.0", ptxas="13.0")
+    cu12 = toolchain.wheel_release(12, [tmp_path / "nvidia"])
+    assert cu12.nvrtc == tmp_path / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+    assert cu12.headers == tmp_path / "nvidia/cuda_runtime/include"
+    assert cu12.ptxas == tmp_path / "nvidia/cuda_nvcc/bin/ptxas"
+    assert (cu12.nvrtc_version, cu12.headers_version, cu12.ptxas_version) == ((12, 9),) * 3
+    assert cu12.problem(12) is None
+    cu13 = toolchain.wheel_release(13, [tmp_path / "nvidia"])
+    assert cu13.nvrtc == tmp_path / "nvidia/cu13/lib/libnvrtc.so.13"
+    assert cu13.problem(13) is None and cu13.problem(12) == "not all CUDA 12"
+
+
+def test_a_ptxas_older_than_nvrtc_is_refused(tmp_path):
+    # catches: pairing by major version alone (NVRTC 12.9's PTX is too new for ptxas 12.4)
+    _fake_release(tmp_path, "cu12", nvrtc="12.9", headers="12.9", ptxas="12.4")
+    found = toolchain.wheel_release(12, [tmp_path / "nvidia"])
+    assert found.problem(12) == "ptxas is older than NVRTC, so it cannot read NVRTC's PTX"
+    assert found.describe() == "pip wheels: NVRTC 12.9, headers 12.9, ptxas 12.4"
+
+
+def test_unmatched_parts_say_what_was_found_and_what_to_install(tmp_path, monkeypatch):
+    # catches: a failure deep inside ptxas instead of a message naming versions and the fix
+    _fake_release(tmp_path, "cu13", nvrtc="13.0", headers="13.0", ptxas="13.0")
+    only_cu13 = [toolchain.wheel_release(12, [tmp_path / "nvidia"])]
+    monkeypatch.setattr(toolchain, "_chosen", None)
+    monkeypatch.setattr(toolchain, "releases", lambda major: only_cu13)
+    monkeypatch.setattr(toolchain, "_nvidia_dirs", lambda: [tmp_path / "nvidia"])
+    monkeypatch.setitem(sys.modules, "cupyx.jit", sys.modules.get("cupyx.jit") or object())
+    problem = toolchain.missing()
+    assert problem.startswith("no CUDA 12 release has NVRTC, the CUDA headers and a ptxas")
+    assert "pip wheels: no NVRTC, no headers, no ptxas (incomplete)" in problem
+    assert "pip wheels: NVRTC 13.0, headers 13.0, ptxas 13.0 (not all CUDA 12)" in problem
+    assert problem.endswith(
+        "pip install nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 nvidia-cuda-runtime-cu12"
+    )
+
+
+@needs_toolchain
+def test_cupy_compiles_with_the_chosen_nvrtc():
+    # catches: choosing the parts but letting cupy load whichever NVRTC it finds first
+    from cupy.cuda import compiler
+
+    chosen = toolchain.release()
+    assert chosen.problem(toolchain.cupy_cuda_major()) is None
+    assert tuple(compiler._get_nvrtc_version()) == chosen.nvrtc_version
+    assert str(chosen.headers) in toolchain.include_dirs()
 
 
 def test_ptxas_reports_are_parsed_per_entry_function():
