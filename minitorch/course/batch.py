@@ -34,6 +34,7 @@ from typing import Any
 from minitorch.course import manifest
 from minitorch.course.grading.plain import clean_text
 from minitorch.course.grading.results import format_points as _fmt
+from minitorch.course.hints import describe as describe_hints
 
 #: A row's status: graded, or why not.
 GRADED, NOT_A_NOTEBOOK, WRONG_CHAPTER, TIMED_OUT, ERROR, MISSING = (
@@ -132,6 +133,7 @@ def grade_submission(
     seed: int | None = None,
     exercise: str | None = None,
     timeout: float | None = None,
+    hint_cost: float = 0.0,
 ) -> dict[str, Any]:
     """Grade one file into ``out/<student>/`` (results.json, feedback.md); the gradebook row."""
     from minitorch.course.grading import grade
@@ -146,6 +148,7 @@ def grade_submission(
         seed = previous.get("seed")
     started = time.monotonic()
     options: dict[str, Any] = {"chapter": chapter, "extra_test_dirs": list(tests), "seed": seed}
+    options["hint_cost"] = hint_cost
     if timeout is not None:
         options["timeout"] = timeout
     if exercise:
@@ -244,6 +247,8 @@ def row(
     out["max"] = results.get("max_score", float(chapter.max_score))
     out["status"] = status
     out["review"] = len(results.get("review") or [])
+    opened = results.get("hints")
+    out["hints"] = describe_hints(opened) if isinstance(opened, dict) else ""
     out["seed"] = results.get("seed")
     out["seconds"] = results.get("execution_time")
     out["reason"] = reason
@@ -283,6 +288,11 @@ def feedback(student: str, chapter: manifest.Chapter, results: dict) -> str:
         for t in tests:
             if t.get("status") != "passed" and t.get("output"):
                 lines += [f"## {t['name']}", "", "```", t["output"], "```", ""]
+    opened = results.get("hints")
+    if isinstance(opened, dict) and opened:
+        cost = results.get("hint_cost") or 0
+        charged = f" ({_fmt(cost)} points a level)" if cost else " (they cost no points)"
+        lines += [f"Hints opened{charged}: {describe_hints(opened)}", ""]
     review = results.get("review") or []
     if review:
         lines += ["## For review", ""] + [f"- {review_line(item)}" for item in review] + [""]
@@ -295,7 +305,7 @@ def write_gradebook(rows: list[dict[str, Any]], chapter: manifest.Chapter, path:
     """gradebook.csv: one row per submission (and per roster student without one)."""
     extra = sorted({k for r in rows for k in r.get("_roster", {})} - {"student"})
     fields = ["student", *extra, "file", *(e.id for e in chapter.exercises), "total", "max"]
-    fields += ["status", "review", "seed", "seconds", "reason"]
+    fields += ["status", "review", "hints", "seed", "seconds", "reason"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -409,6 +419,7 @@ def grade_class(
     exercise: str | None = None,
     timeout: float | None = None,
     progress: Any = print,
+    hint_cost: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Grade every submission under ``inputs`` into ``out``; write gradebook.csv and
     summary.md there; return the gradebook rows."""
@@ -433,6 +444,7 @@ def grade_class(
             seed,
             exercise,
             timeout,
+            hint_cost,
         )
         for s in submissions
     ]

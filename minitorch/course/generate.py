@@ -2,7 +2,9 @@
 
 In code cells, each region from a line ``### BEGIN SOLUTION`` to a line ``### END
 SOLUTION`` becomes one line, ``raise NotImplementedError("<hint>")``, at the BEGIN
-marker's indentation; the hint is any text after ``### BEGIN SOLUTION`` on its line.
+marker's indentation; the hint is any text after ``### BEGIN SOLUTION`` on its line. A
+chapter whose hints are given on request (``minitorch/course/hints/NN_slug.md``, shown by
+``hint("NN.k")``) has bare marker lines, and the message names the exercise and ``hint()``.
 Outputs and execution counts are cleared. Every cell that had a region gets the
 ``raises-exception`` tag (nbval then accepts the NotImplementedError, and JupyterLab's
 "Run All" goes on past it): the raise is at the top level, or the cell may call the
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from minitorch.course import manifest
+from minitorch.course import hints, manifest
 from minitorch.course.notebook import normalize_metadata
 
 BEGIN = "### BEGIN SOLUTION"
@@ -35,6 +37,7 @@ RAISES_TAG = "raises-exception"
 _BEGIN_LINE = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION(?:[ \t]+(?P<hint>.*?))?[ \t]*$")
 _END_LINE = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 _MARKER_WORDS = re.compile(r"(BEGIN|END)\s+SOLUTION")
+_HEADING = re.compile(r"^## (\d\d\.\d+)\b", re.M)
 _KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 _DROPPED_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
 
@@ -141,9 +144,13 @@ def generate_notebook(
     normalize_metadata(nb, language_info=nb.metadata.get("language_info"))
     if chapter is not None:
         nb.metadata["minitorch"] = nbformat.NotebookNode({"chapter": chapter})
+    on_request = chapter is not None and hints.has_hints(manifest.chapter(chapter))
+    current = None  # the exercise whose heading came last
     for number, cell in enumerate(nb.cells, start=1):
         if "id" not in cell:
             cell.id = _stable_id(name, number)
+        if cell.cell_type == "markdown" and (m := _HEADING.search(cell.source)):
+            current = m.group(1)
         if cell.cell_type != "code":
             continue
         replaced = False
@@ -151,9 +158,11 @@ def generate_notebook(
         for kind, piece, indent, hint in _split_cell(cell.source, _where(name, number)):
             if kind == "code":
                 lines += piece
-            else:
-                lines.append(f"{indent}raise NotImplementedError({_string_literal(hint)})")
-                replaced = True
+                continue
+            if on_request:
+                hint = _on_request(hint, current, _where(name, number))
+            lines.append(f"{indent}raise NotImplementedError({_string_literal(hint)})")
+            replaced = True
         cell.source = "\n".join(lines)
         cell.outputs = []
         cell.execution_count = None
@@ -164,6 +173,19 @@ def generate_notebook(
             if RAISES_TAG not in tags:
                 cell.metadata["tags"] = [*tags, RAISES_TAG]
     return nb
+
+
+def _on_request(written: str, exercise: str | None, where: str) -> str:
+    """The message of a chapter whose hints are given on request (``hint("NN.k")``): it
+    points there, and a marker line may not carry a hint of its own."""
+    if written != DEFAULT_HINT:
+        raise SolutionMarkerError(
+            f"{where}: this chapter's hints are in minitorch/course/hints/, shown by hint(): "
+            f"leave the {BEGIN} line bare (it says {written!r})"
+        )
+    if exercise is None:
+        return DEFAULT_HINT
+    return f'{exercise}: write your code here (stuck? hint("{exercise}"))'
 
 
 def render(nb: nbformat.NotebookNode) -> str:

@@ -95,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
         help="seed for the inputs the tests draw (default: a new one each run)",
     )
     parser.add_argument(
+        "--hint-cost",
+        type=float,
+        default=0.0,
+        metavar="POINTS",
+        help="points each opened hint level costs its exercise (default 0: hints are free)",
+    )
+    parser.add_argument(
         "--chapter",
         metavar="ID",
         help="the chapter (e.g. 01), when neither the notebook's metadata nor its name says",
@@ -109,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return gradescope_main(argv[1:])
     args = _parser().parse_args(argv)
+    if args.hint_cost < 0:
+        print(f"error: --hint-cost must be 0 or more points, got {args.hint_cost}", file=sys.stderr)
+        return 2
     try:
         chapter = manifest.chapter(args.chapter) if args.chapter else None
     except KeyError as exc:
@@ -132,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             total_timeout=args.total_timeout,
             seed=args.seed,
             exercises=[args.exercise] if args.exercise else None,
+            hint_cost=args.hint_cost,
         )
     except NotebookError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -181,6 +192,7 @@ def _grade_class(args: argparse.Namespace, chapter: manifest.Chapter | None) -> 
             seed=args.seed,
             exercise=args.exercise,
             timeout=args.timeout,
+            hint_cost=args.hint_cost,
         )
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

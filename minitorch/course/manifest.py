@@ -435,3 +435,13 @@ def exercise(exercise_id: str) -> Exercise:
             if ex.id == exercise_id:
                 return ex
     raise KeyError(f"no exercise {exercise_id!r} in the manifest")
+
+
+def locate(exercise_id: str) -> tuple[Chapter, Exercise]:
+    """The chapter and exercise of ``exercise_id``; a ValueError naming every id if unknown."""
+    for ch in CHAPTERS:
+        for ex in ch.exercises:
+            if ex.id == exercise_id:
+                return ch, ex
+    known = ", ".join(ex.id for ch in CHAPTERS for ex in ch.exercises)
+    raise ValueError(f"no exercise {exercise_id!r} in the course; the exercises are: {known}")

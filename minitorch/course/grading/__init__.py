@@ -1,6 +1,7 @@
 """Exercises and grading: the same exercise tests serve three ways.
 
-- ``check("01.3")`` inside a notebook runs one exercise's tests on the spot;
+- ``check("01.3")`` inside a notebook runs one exercise's tests on the spot, and
+  ``hint("01.3")`` shows the next level of its hints (:mod:`minitorch.course.hints`);
 - :func:`grade` grades a whole notebook, the learner's code in a sandboxed process
   (``python -m minitorch.grade``);
 - pytest runs the tests against the solution notebooks (``tests/exercises``).
@@ -49,6 +50,7 @@ from minitorch.course.grading.notebook import load_notebook
 from minitorch.course.grading.probes import LearnerError, LocalRunner, Runner, probe, tensor_data
 from minitorch.course.grading.registry import exercise
 from minitorch.course.grading.report import GradeReport
+from minitorch.course.hints import hint
 
 __all__ = [
     "CheckResult",
@@ -67,6 +69,7 @@ __all__ = [
     "forbid",
     "forbidding",
     "grade",
+    "hint",
     "load_notebook",
     "probe",
     "tensor_data",

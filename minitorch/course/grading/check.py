@@ -40,6 +40,8 @@ class CheckResult:
 
     result: ExerciseResult
     compiled: tuple[str, ...] = ()
+    #: A line under the result: the hint levels opened, or that a hint exists.
+    note: str = ""
 
     @property
     def passed(self) -> bool:
@@ -65,7 +67,8 @@ class CheckResult:
             line = f"{line}: {reason}"
         elif reason:
             line = f"{line}:\n    {reason}"
-        return "\n".join([line, *(f"    {c}" for c in self.compiled)])
+        note = [f"    {self.note}"] if self.note else []
+        return "\n".join([line, *(f"    {c}" for c in self.compiled), *note])
 
     def _repr_html_(self) -> str:
         head, status, reason = self._parts()
@@ -74,17 +77,9 @@ class CheckResult:
         text += f"{html.escape(status)}</span>"
         if reason:
             text += f": {html.escape(reason)}"
-        text += "".join(f"<br>&nbsp;&nbsp;&nbsp;&nbsp;{html.escape(c)}" for c in self.compiled)
+        below = [*self.compiled, *([self.note] if self.note else [])]
+        text += "".join(f"<br>&nbsp;&nbsp;&nbsp;&nbsp;{html.escape(c)}" for c in below)
         return f'<div style="font-family: monospace">{text}</div>'
-
-
-def _find(exercise_id: str) -> tuple[manifest.Chapter, manifest.Exercise]:
-    for ch in manifest.CHAPTERS:
-        for ex in ch.exercises:
-            if ex.id == exercise_id:
-                return ch, ex
-    known = ", ".join(ex.id for ch in manifest.CHAPTERS for ex in ch.exercises)
-    raise ValueError(f"no exercise {exercise_id!r} in the course; the exercises are: {known}")
 
 
 def check(
@@ -101,7 +96,7 @@ def check(
     """
     if is_loading():
         return None
-    chapter, ex = _find(exercise_id)
+    chapter, ex = manifest.locate(exercise_id)
     caller = sys._getframe(1).f_globals
     nb = Namespace(caller, origin="this notebook", live=True)
     try:
@@ -113,7 +108,33 @@ def check(
     with kernel_launches(caller) as launched:
         result = run_exercise(tests, LocalRunner(nb), timeout)
     compiled = compile_lines(launched) if result.status == PASSED else ()
-    return CheckResult(result, compiled)
+    return CheckResult(result, compiled, hint_note(exercise_id, result.status == PASSED))
+
+
+#: Checks of each exercise that did not pass, in this process.
+_not_passed: dict[str, int] = {}
+
+
+def hint_note(exercise_id: str, passed: bool) -> str:
+    """After the second check of an exercise that did not pass: that hints exist (and how
+    many levels were opened); once it passes: the levels opened, if any."""
+    from minitorch.course import hints
+
+    levels = hints.hints_for(exercise_id)
+    if not levels:
+        return ""
+    opened = hints.shown(exercise_id)
+    record = f"hints opened: {hints.levels_text(opened)}"
+    if passed:
+        return record if opened else ""
+    _not_passed[exercise_id] = _not_passed.get(exercise_id, 0) + 1
+    if _not_passed[exercise_id] < 2:
+        return record if opened else ""
+    if len(opened) >= len(levels):
+        return f"{record} (all {len(levels)})"
+    return f'stuck? hint("{exercise_id}") shows a hint, one level at a time' + (
+        f" ({record})" if opened else f" ({len(levels)} levels)"
+    )
 
 
 @contextmanager

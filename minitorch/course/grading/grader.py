@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from minitorch.course import manifest
+from minitorch.course import hints, manifest
 from minitorch.course.grading.closure import shipped_code
 from minitorch.course.grading.errors import GradingError, NotebookError
 from minitorch.course.grading.namespace import CellFailure
@@ -37,7 +37,13 @@ from minitorch.course.grading.plain import one_line
 from minitorch.course.grading.probes import Runner, is_probe, timed_out_message
 from minitorch.course.grading.registry import ExerciseTests, Registration, Suite, collect_suite
 from minitorch.course.grading.report import GradeReport
-from minitorch.course.grading.results import ERROR, TIMED_OUT, ExerciseResult, TestOutcome
+from minitorch.course.grading.results import (
+    ERROR,
+    TIMED_OUT,
+    ExerciseResult,
+    TestOutcome,
+    format_points,
+)
 from minitorch.course.grading.review import MAX_FLAGS, Flag, review_cells
 from minitorch.course.grading.runner import EXERCISE_TIMEOUT, run_exercise, summarize
 from minitorch.course.grading.sandbox import Limits, Sandbox, SandboxLost
@@ -425,6 +431,7 @@ def grade(
     seed: int | None = None,
     limits: Limits | None = None,
     exercises: Iterable[str] | None = None,
+    hint_cost: float = 0.0,
 ) -> GradeReport:
     """Grade a notebook: its code in a sandboxed worker, each exercise's judges here.
 
@@ -434,7 +441,9 @@ def grade(
     cell ``cell_timeout`` seconds while the notebook loads, and all of it
     ``total_timeout``; ``seed`` fixes the inputs the judges draw; ``exercises`` (ids)
     grades only those (a regrade). A notebook whose metadata names another chapter than
-    ``chapter`` is graded as ``chapter``, and the report says so first. Raises
+    ``chapter`` is graded as ``chapter``, and the report says so first. The hint levels
+    the notebook records having shown are reported; each costs ``hint_cost`` points of its
+    exercise (none by default, never below 0). Raises
     :class:`NotebookError` for a missing or invalid notebook or an unknown chapter,
     :class:`GradingError` when the tests cannot be loaded.
     """
@@ -464,7 +473,25 @@ def grade(
         path, cells, chapter, suite, timeout, cell_timeout, total_timeout, seed, limits or Limits()
     )
     session.only, session.notices = only, notices
-    return session.run()
+    report = session.run()
+    ids = {e.id for e in chapter.exercises}
+    report.hints = {k: v for k, v in hints.opened_in(path).items() if k in ids}
+    charge_hints(report, hint_cost)
+    return report
+
+
+def charge_hints(report: GradeReport, cost: float) -> None:
+    """Take ``cost`` points per hint level opened off that exercise's score (not below 0)."""
+    report.hint_cost = cost
+    if cost <= 0:
+        return
+    for r in report.results:
+        levels = report.hints.get(r.id, [])
+        if levels and r.score > 0:
+            charged = min(r.score, round(cost * len(levels), 2))
+            r.score = round(r.score - charged, 2)
+            note = f"hints {hints.levels_text(levels)}: -{format_points(charged)}"
+            r.reason = f"{r.reason}; {note}" if r.reason else note
 
 
 def wrong_chapter_notice(named: str, chapter: manifest.Chapter) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from minitorch.course.grading.namespace import CellFailure
 from minitorch.course.grading.results import PASSED, ExerciseResult, format_points
 from minitorch.course.grading.review import Flag
+from minitorch.course.hints import describe as describe_hints
 
 WIDTH = 120
 _TITLE_WIDTH = 44
@@ -40,6 +41,17 @@ class GradeReport:
     execution_time: float | None = None
     #: What an instructor should look at before trusting the score (see grading.review).
     review: list[Flag] = field(default_factory=list)
+    #: The hint levels the notebook records having shown: exercise id -> levels.
+    hints: dict[str, list[int]] = field(default_factory=dict)
+    #: Points each opened hint level cost (0: hints are free).
+    hint_cost: float = 0.0
+
+    def hints_line(self) -> str:
+        """``Hints opened: 02.3: 1-2; 02.5: 1`` (cost per level, if any), or ""."""
+        if not self.hints:
+            return ""
+        cost = f" ({format_points(self.hint_cost)} points a level)" if self.hint_cost else ""
+        return f"Hints opened{cost}: {describe_hints(self.hints)}"
 
     @property
     def score(self) -> float:
@@ -99,6 +111,8 @@ class GradeReport:
             cut = 10**6 if width is None else width - 2
             lines += [f"  {_fit(str(f), cut)}" for f in self.cell_failures]
         lines += ["", self.table(width)]
+        if self.hints:
+            lines += ["", self.hints_line()]
         if self.review:
             cut = 10**6 if width is None else width - 2
             lines += ["", "REVIEW (the score stands; an instructor should look at these):"]
@@ -115,6 +129,8 @@ class GradeReport:
         if self.cell_failures:
             output += "\nCells that failed while the notebook loaded:\n"
             output += "\n".join(f"- {f}" for f in self.cell_failures)
+        if self.hints:
+            output += f"\n{self.hints_line()}"
         tests = []
         for r in self.results:
             tests += _gradescope_tests(r, private_visibility)
@@ -126,6 +142,8 @@ class GradeReport:
             "seed": self.seed,
             "chapter": self.chapter,
             "review": [flag.to_dict() for flag in self.review],
+            "hints": self.hints,
+            "hint_cost": self.hint_cost,
         }
         if self.execution_time is not None:
             results["execution_time"] = self.execution_time
