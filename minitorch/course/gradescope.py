@@ -91,8 +91,12 @@ def build(
     output: str | Path,
     tests: Sequence[str | Path] = (),
     private_visibility: str = "after_due_date",
+    hint_cost: float = 0.0,
 ) -> Path:
-    """Write the autograder zip for ``chapter`` (with private test folders ``tests``)."""
+    """Write the autograder zip for ``chapter`` (with private test folders ``tests``); each
+    hint level a submission opened costs ``hint_cost`` points of its exercise."""
+    if hint_cost < 0:
+        raise ValueError(f"--hint-cost must be 0 or more points, got {hint_cost}")
     if private_visibility not in VISIBILITIES:
         raise ValueError(
             f"private test visibility must be one of {', '.join(VISIBILITIES)}, got "
@@ -116,6 +120,7 @@ def build(
         "minitorch": _version(),
         "commit": _commit(root),
         "private_visibility": private_visibility,
+        "hint_cost": hint_cost,
         "built": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     output = Path(output)
@@ -193,7 +198,8 @@ def run(root: str | Path, chapter: manifest.Chapter, tests: Sequence[str] = ()) 
         results = ungraded_results(chapter, note)
     else:
         try:
-            report = grade(notebook, chapter=chapter, extra_test_dirs=list(tests))
+            cost = float(info.get("hint_cost") or 0.0)
+            report = grade(notebook, chapter=chapter, extra_test_dirs=list(tests), hint_cost=cost)
         except NotebookError as err:
             results = ungraded_results(chapter, f"{notebook.name} was not graded: {err}")
         except GradingError as err:
@@ -233,10 +239,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=VISIBILITIES,
         help="when students see private tests' results (default after_due_date)",
     )
+    parser.add_argument(
+        "--hint-cost",
+        type=float,
+        default=0.0,
+        metavar="POINTS",
+        help="points each opened hint level costs its exercise (default 0: hints are free)",
+    )
     args = parser.parse_args(argv)
     try:
         chapter = manifest.chapter(args.chapter)
-        path = build(chapter, args.output, args.tests, args.private_visibility)
+        path = build(chapter, args.output, args.tests, args.private_visibility, args.hint_cost)
     except (KeyError, FileNotFoundError, ValueError) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2

@@ -95,6 +95,7 @@ def test_the_zip_holds_what_gradescope_runs(autograder):
     assert "private/0/test_private_01.py" in names
     assert not any("__pycache__" in n or n.startswith("course/solutions") for n in names)
     assert (info["chapter"], info["private_visibility"]) == ("01", "after_due_date")
+    assert info["hint_cost"] == 0.0  # hints are free unless the instructor says otherwise
     assert '"/autograder/source/course[course]"' in setup
     assert "--chapter 01" in run and "AUTOGRADER_ROOT" in run
 
@@ -145,3 +146,6 @@ def test_bad_build_options_are_refused(tmp_path, capsys):
     args = ["gradescope", "--chapter", "01", "--tests", str(tmp_path / "none")]
     assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
     assert "no such folder" in capsys.readouterr().err
+    args = ["gradescope", "--chapter", "01", "--hint-cost", "-0.5"]
+    assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
+    assert "--hint-cost must be 0 or more points, got -0.5" in capsys.readouterr().err
