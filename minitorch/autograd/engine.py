@@ -407,14 +407,16 @@ def _call_backward(fn: Any, grads: list, retain_graph: bool, anomaly: bool) -> l
         raise
     if not retain_graph:
         fn._release()
+    returned_list = isinstance(results, list)
     if not isinstance(results, tuple):
         results = (results,)
     n_args = len(fn.needs_input_grad)
     if len(results) != n_args:
+        why = " (it returned a list, which counts as one value: return a tuple)"
         raise RuntimeError(
             f"function {fn.name()} returned an incorrect number of gradients (expected "
-            f"{n_args}, got {len(results)}): backward returns one gradient (or None) per "
-            "argument of forward"
+            f"{n_args}, got {len(results)}){why if returned_list else ''}: backward returns "
+            "one gradient (or None) per argument of forward, as a tuple"
         )
     checked = []
     for pos, meta in zip(fn._input_pos, fn._input_meta, strict=True):
@@ -445,9 +447,10 @@ def _validate(fn: Any, pos: int, g: Any, meta: tuple) -> Any:
     that merely broadcasts to that shape is summed back, as PyTorch does)."""
     shape, dtype = meta
     if not isinstance(g, Tensor):
+        tuple_please = " as a tuple, not a list" if isinstance(g, list) else ""
         raise TypeError(
             f"function {fn.name()} returned a {type(g).__name__} as gradient {pos}; backward "
-            "must return Tensors (or None)"
+            f"must return Tensors (or None){tuple_please}"
         )
     data = g._data
     if data.shape != shape:
@@ -458,7 +461,9 @@ def _validate(fn: Any, pos: int, g: Any, meta: tuple) -> Any:
         if not ok:
             raise RuntimeError(
                 f"Function {fn.name()} returned an invalid gradient at index {pos} - got "
-                f"{data.shape} but expected shape compatible with {shape}"
+                f"{data.shape} but expected shape compatible with {shape}: a gradient has its "
+                "input's shape (a larger one that the input's broadcasts to is summed back; "
+                "a smaller one is never grown)"
             )
         g = unbroadcast(g, shape)
     if g._data.dtype != dtype:

@@ -50,10 +50,20 @@ class Patches:
                 if module is not owner and _same_piece(module.__dict__.get(name), original):
                     self._set(module, name, value)
 
+    def replace_item(self, mapping: dict, key: str, value: Any) -> None:
+        """``mapping[key] = value`` (a learner's globals: calls by that name go to ``value``)."""
+        self._undo.append((mapping, key, mapping.get(key, _MISSING)))
+        mapping[key] = value
+
     def restore(self) -> None:
         while self._undo:
             owner, name, before = self._undo.pop()
-            if before is _MISSING:
+            if isinstance(owner, dict):
+                if before is _MISSING:
+                    owner.pop(name, None)
+                else:
+                    owner[name] = before
+            elif before is _MISSING:
                 try:
                     delattr(owner, name)
                 except AttributeError:

@@ -130,6 +130,9 @@ MUL_DIV = {
         "        return minitorch.tensor(g / y), minitorch.tensor(-g * x / (y * y))"
     ),
     "div_first_only": _div("return grad / b, None"),
+    # the rule of the chapter: a tuple, never a list (the engine reads a list as one value)
+    "mul_returns_a_list": _mul("return [grad * b, grad * a]"),
+    "div_returns_a_list": _div("return [grad / b, -grad * a / (b * b)]"),
     "delegates_mul_by_subclass": """
 from minitorch.ops import elementwise
 
@@ -153,6 +156,8 @@ EXP_LOG = {
     "log_through_numpy": _log("return grad * minitorch.tensor(1.0 / a.numpy())"),
     "log_detached": _log("return grad / a.detach()"),
     "log_of_the_grad": _log("return grad.log() / a"),
+    "exp_returns_a_list": _exp("return [grad * out]"),
+    "log_returns_a_list": _log("return [grad / a]"),
     "delegates_exp_by_subclass": """
 from minitorch.ops.elementwise import Exp as _PackageExp
 
@@ -239,6 +244,18 @@ UNBROADCAST = {
             dims.append(lead + i)
     return grad.sum(tuple(dims))
 """,
+    # catches: the size-1 dims kept where the target has none: (2, 3) to () gives (1, 1)
+    "no_final_reshape": _UNBROADCAST_HEAD
+    + """
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    return grad.sum(tuple(dims), keepdim=True)
+""",
     "delegates_to_minitorch": """
 from minitorch.autograd import unbroadcast
 """,
@@ -317,6 +334,12 @@ SUM = {
         "            g = np.expand_dims(g, ctx.dims)\n"
         "        out = np.broadcast_to(g, ctx.input_shape).copy()\n"
         "        return minitorch.tensor(out, dtype=grad.dtype), None, None"
+    ),
+    "returns_a_list": _sum(
+        "if not ctx.keepdim:\n"
+        "            for d in ctx.dims:\n"
+        "                grad = grad.unsqueeze(d)\n"
+        "        return [grad.expand(ctx.input_shape), None, None]"
     ),
     "one_gradient_only": _sum(
         "if not ctx.keepdim:\n"
@@ -864,6 +887,11 @@ MUTANTS = {
 }
 
 CORRECT = {
+    # the other half of the chapter's rule: a one-argument backward may return a 1-tuple
+    # as well as the gradient alone
+    "02.2": {
+        "one_tuples": _exp("return (grad * out,)") + _log("return (grad / a,)"),
+    },
     "02.3": {
         "every_size_one_dim_summed_from_grad": _UNBROADCAST_HEAD
         + """

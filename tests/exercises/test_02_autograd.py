@@ -65,6 +65,12 @@ FORBIDDEN = {
 }
 
 
+_TUPLE_RULE = (
+    "return a tuple with one gradient (or None) per argument of forward, in forward's order "
+    "(a list is not a tuple)"
+)
+
+
 def _answer(nb):
     """The notebook's definitions as the delegation watch scans them (a class imported and
     left unused costs nothing: the watch scans the names the probes look up)."""
@@ -319,7 +325,8 @@ SECOND = {
 @probe
 def second_derivative(nb, name, spec):
     x = _leaf(spec)
-    with forbidding(FORBIDDEN["02.1" if name in ("cube", "reciprocal") else "02.2"], _answer(nb)):
+    exercise_id = "02.1" if name in ("cube", "reciprocal") else "02.2"
+    with forbidding(FORBIDDEN[exercise_id], _answer(nb)):
         (g,) = minitorch.autograd.grad(SECOND[name](nb, x), x, create_graph=True)
         # catches: a backward made of constants (a saved value kept on the class, or read
         # through numpy): the gradient has no graph, so the judge's hint is shown, not the
@@ -364,7 +371,10 @@ def test_mul_and_div_agree_with_finite_differences(run):
 # catches: a backward that detaches or goes through numpy (no second derivatives)
 @exercise("02.1")
 def test_mul_and_div_backward_are_differentiable(run):
-    hint = "(compute backward with Tensor ops on ctx.saved_tensors, never .detach() or .numpy())"
+    hint = (
+        "(build backward from Tensor ops on ctx.saved_tensors: .detach(), .numpy() or no_grad() "
+        "cut the graph create_graph=True needs)"
+    )
     spec = _spec(8, 3, low=0.5, high=2.0)
     x = _array(_leaf(spec))
     got = run(second_derivative, "cube", spec)
@@ -393,7 +403,10 @@ def test_exp_and_log_agree_with_finite_differences(run):
 # catches: saved outputs used through .numpy() (no second derivatives)
 @exercise("02.2")
 def test_exp_and_log_backward_are_differentiable(run):
-    hint = "(use the saved tensor in Tensor ops, not its .numpy())"
+    hint = (
+        "(build backward from Tensor ops on the saved tensor: reading it through .numpy(), "
+        ".detach()ing it or running under no_grad() cuts the graph create_graph=True needs)"
+    )
     spec = _spec(13, 4, low=0.3, high=2.0)
     x = _array(_leaf(spec))
     got = run(second_derivative, "exp", spec)
@@ -552,6 +565,8 @@ def direct_backward(nb, name, specs, params, seed):
         grad = minitorch.tensor(_weights(seed, tuple(out.shape)), dtype=out.dtype)
         with minitorch.no_grad():
             returned = cls.backward(out.grad_fn, grad)
+    if isinstance(returned, list):
+        return "a list"
     returned = returned if isinstance(returned, tuple) else (returned,)
     return [tensor_data(g) if isinstance(g, Tensor) else {"type": repr(g)} for g in returned]
 
@@ -562,9 +577,12 @@ def _direct_backward(run, name, specs, params, what):
     leaves = [_leaf(s) for s in specs]
     got = run(direct_backward, name, specs, list(params), 7)
     expected_count = len(specs) + len(params)
+    # catches: gradients returned in a list (the rule of every exercise here: a tuple, or
+    # the gradient alone when forward has one argument)
+    assert got != "a list", f"{what}: backward returned a list; {_TUPLE_RULE}"
     assert len(got) == expected_count, (
-        f"{what}: backward returned {len(got)} values; it should return one per argument of "
-        f"forward ({expected_count})"
+        f"{what}: backward returned {len(got)} value(s) where forward takes {expected_count} "
+        f"arguments; {_TUPLE_RULE}"
     )
     if name in REFERENCE_FUNCTIONS:
         out = REFERENCE_FUNCTIONS[name](*leaves)
