@@ -254,3 +254,34 @@ def test_check_renders_a_pass_and_a_fail(page, course):
     assert failed and "failed" in failed["text"] and "#cf222e" in failed["html"], failed  # red
     for path in (solution, blank):
         assert (course / path).read_bytes() == _committed(path), f"checking changed {path}"
+
+
+def test_hint_shows_the_next_level_and_the_saved_notebook_records_it(page, course):
+    """hint() in the lab: each run shows the next level, and saving keeps the record (the
+    output's metadata) that the grader reads, all levels shown included."""
+    import json
+
+    from minitorch.course import hints
+
+    chapter = CHAPTERS[0]
+    exercise_id = chapter.exercises[0].id
+    blank = f"exercises/{chapter.exercise_notebook.name}"
+    _, check = _check_cell(blank, exercise_id)
+    page.evaluate("path => course.open(path)", blank)
+    for index in range(check):  # the imports and the cells before the exercise
+        page.evaluate("([path, i]) => course.run(path, i)", [blank, index])
+    source = f'hint("{exercise_id}")'
+    page.evaluate("([path, i, s]) => course.setSource(path, i, s)", [blank, check, source])
+    shown = []
+    for _ in range(2):
+        page.evaluate("([path, i]) => course.run(path, i)", [blank, check])
+        shown.append(page.evaluate("([path, i]) => course.rendered(path, i)", [blank, check]))
+    page.evaluate("path => course.save(path)", blank)
+    saved = json.loads((course / blank).read_text(encoding="utf-8"))
+    page.evaluate("path => course.close(path)", blank)
+    (course / blank).write_bytes(_committed(blank))  # the other tests compare the copy
+
+    assert shown[0] and f"Hint 1 of 3 for {exercise_id}" in shown[0]["text"], shown[0]
+    assert shown[1] and f"Hint 2 of 3 for {exercise_id}" in shown[1]["text"], shown[1]
+    assert "<strong>" in shown[1]["html"]  # rendered as Markdown, not as plain text
+    assert hints.opened_in(saved) == {exercise_id: [1, 2]}

@@ -8,7 +8,8 @@ Each exercise has up to three levels, written in ``minitorch/course/hints/NN_slu
 
 No hint text sits in the exercise notebook: a learner asks for the next level. What was
 shown is recorded in the notebook itself, in the output of the cell that asked (output
-metadata ``{"minitorch": {"hint": "02.3", "level": 2}}``), so the record travels with the
+metadata ``{"minitorch": {"hint": "02.3", "level": 2, "shown": [1, 2]}}``: every level shown
+so far, since re-running the cell replaces its output), so the record travels with the
 notebook a learner submits: the grader reads it (:func:`opened_in`) into results.json, the
 gradebook and the feedback. An instructor may charge for hints (``--hint-cost``); by default
 opening one costs nothing.
@@ -75,6 +76,9 @@ class Hint:
     level: int
     of: int
     text: str
+    #: Every level of this exercise shown so far, this one included: re-running the cell
+    #: replaces its output, and the new record must not forget the earlier levels.
+    shown: tuple[int, ...] = ()
 
     @property
     def heading(self) -> str:
@@ -88,7 +92,8 @@ class Hint:
         return "That was the last hint for this exercise."
 
     def record(self) -> dict[str, Any]:
-        return {KEY: {"hint": self.exercise, "level": self.level}}
+        shown = sorted({*self.shown, self.level})
+        return {KEY: {"hint": self.exercise, "level": self.level, "shown": shown}}
 
     def __repr__(self) -> str:
         return f"{self.heading}\n\n{self.text}\n\n{self.footer}"
@@ -117,7 +122,8 @@ def hint(exercise_id: str, level: int | None = None) -> Hint | None:
     if not 1 <= level <= len(levels):
         raise ValueError(f"exercise {exercise_id} has hint levels 1 to {len(levels)}, not {level}")
     _shown.setdefault(exercise_id, set()).add(level)
-    return Hint(exercise_id, level, len(levels), levels[level - 1])
+    every = tuple(shown(exercise_id))
+    return Hint(exercise_id, level, len(levels), levels[level - 1], every)
 
 
 def shown(exercise_id: str) -> list[int]:
@@ -141,9 +147,14 @@ def opened_in(notebook: dict | str | Path) -> dict[str, list[int]]:
             record = meta.get(KEY) if isinstance(meta, dict) else None
             if not isinstance(record, dict):
                 continue
-            exercise_id, level = record.get("hint"), record.get("level")
-            if isinstance(exercise_id, str) and isinstance(level, int) and 1 <= level <= 9:
-                found.setdefault(exercise_id, set()).add(level)
+            exercise_id = record.get("hint")
+            if not isinstance(exercise_id, str):
+                continue
+            shown = record.get("shown")
+            levels = [record.get("level"), *(shown if isinstance(shown, list) else [])]
+            good = {n for n in levels if type(n) is int and 1 <= n <= 9}
+            if good:
+                found.setdefault(exercise_id, set()).update(good)
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 

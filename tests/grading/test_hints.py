@@ -65,10 +65,12 @@ def test_each_call_shows_the_next_level_and_records_it():
     first = hints.hint("99.2")
     assert (first.level, first.of, first.text) == (1, 3, "The idea of 99.2.")
     data, metadata = first._repr_mimebundle_()
-    assert metadata == {"minitorch": {"hint": "99.2", "level": 1}}
+    assert metadata == {"minitorch": {"hint": "99.2", "level": 1, "shown": [1]}}
     assert "Hint 1 of 3 for 99.2 (the idea)" in data["text/markdown"]
     assert 'hint("99.2") again shows level 2.' in data["text/plain"]
-    assert hints.hint("99.2").level == 2
+    second = hints.hint("99.2")
+    assert second.level == 2  # its record keeps level 1: re-running a cell replaces its output
+    assert second.record() == {"minitorch": {"hint": "99.2", "level": 2, "shown": [1, 2]}}
     last = hints.hint("99.2")
     assert (last.level, last.footer) == (3, "That was the last hint for this exercise.")
     assert hints.hint("99.2").level == 3  # after the last, the last again
@@ -112,8 +114,9 @@ def test_opened_in_reads_only_well_formed_records():
         {"metadata": {"minitorch": {"hint": "99.1", "level": 99}}},
         "not an output",
     ]
-    notebook = {"cells": [{"outputs": [good, *odd]}, {"outputs": None}, "not a cell"]}
-    assert hints.opened_in(notebook) == {"99.1": [2]}
+    later = {"metadata": {"minitorch": {"hint": "99.2", "level": 3, "shown": [1, 3, "x", 0]}}}
+    notebook = {"cells": [{"outputs": [good, *odd, later]}, {"outputs": None}, "not a cell"]}
+    assert hints.opened_in(notebook) == {"99.1": [2], "99.2": [1, 3]}
     assert hints.opened_in({"cells": "nope"}) == {} and hints.opened_in([]) == {}
     assert hints.describe({"99.1": [1, 2, 3], "99.2": [2]}) == "99.1: 1-3; 99.2: 2"
 

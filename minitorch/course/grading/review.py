@@ -6,7 +6,7 @@ result channel) can undo it. What such an attack needs is visible in the noteboo
 source, which the grader reads here, in its own process, out of the learner's reach.
 :func:`review_cells` reads each code cell's syntax tree and flags:
 
-- code that touches the grading machinery (``minitorch.course.grading`` beyond ``check``)
+- code that touches the grading machinery (``minitorch.course.grading`` beyond ``check`` and ``hint``)
   or the interpreter's hooks (``sys.setprofile``, ``threading.setprofile``,
   ``sys.settrace``, ``sys.monitoring``) or reads its frames and objects (``sys._getframe``,
   ``gc.get_objects``, ``gc.get_referrers``, ``ctypes``);
@@ -107,7 +107,7 @@ _FLAGGED_MODULES = {
     "minitorch.cuda.simulator": "reaches into the GPU simulator's internals",
 }
 #: What a notebook may import from the grading package.
-_GRADING_ALLOWED = {"check"}
+_GRADING_ALLOWED = {"check", "hint"}
 _GRADING = "minitorch.course.grading"
 #: Function attributes whose assignment swaps code.
 _SWAPPED = {"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__"}
