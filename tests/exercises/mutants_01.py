@@ -882,6 +882,26 @@ SUM = {
                 values.append(total)
             return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
     """,
+    # the input's dtype kept: a bool sum comes back bool, an int32 sum int32 (and overflows)
+    "keeps_the_input_dtype": """
+        import minitorch
+        def sum_dim(t, dim):
+            dim = dim % t.ndim
+            storage = t.untyped_storage().tolist()
+            out_shape = t.shape[:dim] + t.shape[dim + 1 :]
+            n_out = 1
+            for size in out_shape:
+                n_out *= size
+            values = []
+            for p in range(n_out):
+                out_index = unravel_index(p, out_shape)
+                total = 0
+                for k in range(t.shape[dim]):
+                    index = out_index[:dim] + (k,) + out_index[dim:]
+                    total += storage[index_to_position(index, t.stride(), t.storage_offset())]
+                values.append(total)
+            return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+    """,
     "delegates_to_tensor_sum": """
         def sum_dim(t, dim):
             return t.sum(dim)
@@ -1005,7 +1025,8 @@ CORRECT = {
                         step = sum(i * s for i, s in zip(index, strides))
                         total += storage[t.storage_offset() + step]
                     values.append(total)
-                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+                dtype = t.dtype if t.dtype.is_floating_point else minitorch.int64
+                return minitorch.tensor(values, dtype=dtype).view(out_shape)
         """,
     },
 }
@@ -1355,7 +1376,10 @@ ROUND_2_CORRECT = {
                     values[out_pos] += storage[
                         index_to_position(index, t.stride(), t.storage_offset())
                     ]
-                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+                floats = (minitorch.float16, minitorch.bfloat16, minitorch.float32)
+                floats += (minitorch.float64,)
+                dtype = t.dtype if t.dtype in floats else minitorch.int64
+                return minitorch.tensor(values, dtype=dtype).view(out_shape)
         """,
         "float_accumulator": """
             def sum_dim(t, dim):
@@ -1373,6 +1397,9 @@ ROUND_2_CORRECT = {
                         index = (*out_index[:dim], k, *out_index[dim:])
                         total += storage[index_to_position(index, t.stride(), t.storage_offset())]
                     values.append(total)
+                if not t.dtype.is_floating_point:
+                    counts = [int(v) for v in values]
+                    return minitorch.tensor(counts, dtype=minitorch.int64).view(out_shape)
                 return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
         """,
     },
@@ -1707,7 +1734,9 @@ ROUND_3_CORRECT = {
                         for k in range(t.shape[dim])
                     )
                     values.append(sum(storage[q] for q in positions))
-                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+                wide = t.dtype if t.dtype.is_floating_point else minitorch.int64
+                out = minitorch.tensor(values, dtype=wide)
+                return out.reshape(out_shape)
         """,
         "unused_import_of_the_sum_op": """
             from minitorch.ops.reduce import Sum  # noqa: F401
@@ -1728,7 +1757,9 @@ ROUND_3_CORRECT = {
                         index = (*i[:dim], k, *i[dim:])
                         total += storage[index_to_position(index, strides, offset)]
                     values.append(total)
-                return minitorch.tensor(values, dtype=t.dtype).view(out_shape)
+                exact = t.dtype == minitorch.bool or not t.dtype.is_floating_point
+                dtype = minitorch.int64 if exact else t.dtype
+                return minitorch.tensor(values, dtype=dtype, device=t.device).view(out_shape)
         """,
     },
 }
@@ -1806,7 +1837,8 @@ HONEST_BUFFERS = {
                         index = out_index[:dim] + (k,) + out_index[dim:]
                         step = sum(i * s for i, s in zip(index, strides))
                         out[out_index] += storage[t.storage_offset() + step]
-                return minitorch.tensor(out.tolist(), dtype=t.dtype).view(out_shape)
+                dtype = t.dtype if t.dtype.is_floating_point else minitorch.int64
+                return minitorch.tensor(out.tolist(), dtype=dtype).view(out_shape)
         """,
     },
 }

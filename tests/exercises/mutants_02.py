@@ -562,9 +562,51 @@ _BACKWARD_HEAD = """
 def backward(tensor, gradient=None):
     if gradient is None:
         gradient = minitorch.ones_like(tensor)
+    if tensor.grad_fn is None:  # a leaf as the root
+        gradient = gradient.detach()
+        tensor.grad = gradient if tensor.grad is None else tensor.grad + gradient
+        return
+"""
+# The head of the old reference answer: no case for a leaf as the root.
+_NO_LEAF_HEAD = """
+def backward(tensor, gradient=None):
+    if gradient is None:
+        gradient = minitorch.ones_like(tensor)
+"""
+_WALK = """
+    pending = {tensor.grad_fn: gradient}
+    for node in topological_order(tensor):
+        grad = pending.pop(node, None)
+        if grad is None:
+            continue
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            continue
+        for (child, _), g in zip(node.next_functions, call_backward(node, grad)):
+            if child is not None and g is not None:
+                pending[child] = g if child not in pending else pending[child] + g
 """
 
 BACKWARD = {
+    # catches: the root taken to have a grad_fn (a leaf as the root gets no .grad)
+    "leaf_root_ignored": _NO_LEAF_HEAD + _WALK,
+    # catches: a leaf root's .grad that keeps the graph of a gradient that requires grad
+    "leaf_root_grad_keeps_the_graph": _NO_LEAF_HEAD
+    + """
+    if tensor.grad_fn is None:
+        tensor.grad = gradient if tensor.grad is None else tensor.grad + gradient
+        return
+"""
+    + _WALK,
+    # catches: a leaf root's .grad overwritten instead of accumulated
+    "leaf_root_grad_overwritten": _NO_LEAF_HEAD
+    + """
+    if tensor.grad_fn is None:
+        tensor.grad = gradient.detach()
+        return
+"""
+    + _WALK,
     "leaf_grad_overwritten": _BACKWARD_HEAD
     + """
     pending = {tensor.grad_fn: gradient}
@@ -887,6 +929,15 @@ MUTANTS = {
 }
 
 CORRECT = {
+    # `@` between tensors is allowed inside backward, under any of its names (only
+    # minitorch's MatMul Function itself and its array helper are refused)
+    "02.4": {
+        "matmul_as_a_function_and_a_method": _matmul(
+            "grad_a = minitorch.matmul(grad, b.mT)\n"
+            "        grad_b = a.mT.matmul(grad)\n"
+            "        return unbroadcast(grad_a, a.shape), unbroadcast(grad_b, b.shape)"
+        ),
+    },
     # the other half of the chapter's rule: a one-argument backward may return a 1-tuple
     # as well as the gradient alone
     "02.2": {
@@ -2182,6 +2233,10 @@ from minitorch.autograd import AccumulateGrad
 def backward(tensor, gradient=None):
     if gradient is None:
         gradient = minitorch.ones_like(tensor)
+    if tensor.grad_fn is None:  # a leaf as the root
+        with minitorch.no_grad():
+            tensor.grad = gradient.clone() if tensor.grad is None else tensor.grad + gradient
+        return
     arrived = {tensor.grad_fn: [gradient]}
     for node in topological_order(tensor):
         grads = arrived.pop(node, [])
@@ -2207,6 +2262,10 @@ def backward(tensor, gradient=None):
     if gradient is None:
         gradient = minitorch.ones_like(tensor)
     pending = {tensor.grad_fn: gradient}
+    if tensor.grad_fn is None:  # a leaf as the root: its own AccumulateGrad has no edge here
+        old = tensor.grad
+        tensor.grad = gradient.detach() if old is None else old + gradient.detach()
+        return
     for node in topological_order(tensor):
         grad = pending.pop(node, None)
         if grad is None:

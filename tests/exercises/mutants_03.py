@@ -2353,3 +2353,109 @@ for _table, _extra in ((MUTANTS, _ROUND_3), (CORRECT, _ROUND_3_CORRECT)):
         _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
         assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
         _table[_exercise_id] = {**_table[_exercise_id], **_bodies}
+
+
+# --- A fourth round: the gradient tensors themselves. A clip that assigns new tensors to
+# .grad, optimizers that scale .grad in place to make their step, and a loop that clears
+# the gradients after the step, so that gradients already on the model leak into its
+# first step ---
+_ROUND_4 = {
+    "03.4": {
+        "plain_step_scales_the_gradient_in_place": _sgd(
+            _SGD_LOOP
+            + """
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = g.clone()
+                        else:
+                            state["momentum_buffer"].mul_(momentum).add_(g)
+                        p.sub_(lr * state["momentum_buffer"])
+                    else:
+                        p.sub_(g.mul_(lr))"""
+        ),
+    },
+    "03.5": {
+        "gradient_scaled_in_place_for_the_mean": """
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    def step(self):
+        with minitorch.no_grad():
+            for group in self.param_groups:
+                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad
+                    state = self.state.setdefault(p, {})
+                    if not state:
+                        state["step"] = 0
+                        state["exp_avg"] = minitorch.zeros_like(p)
+                        state["exp_avg_sq"] = minitorch.zeros_like(p)
+                    state["step"] += 1
+                    t = state["step"]
+                    m, v = state["exp_avg"], state["exp_avg_sq"]
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    m.mul_(beta1).add_(g.mul_(1 - beta1))
+                    m_hat = m / (1 - beta1**t)
+                    v_hat = v / (1 - beta2**t)
+                    p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+    },
+    "03.6": {
+        "new_gradient_tensors_assigned": """
+def clip_grad_norm_(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    if not params:
+        return 0.0
+    with minitorch.no_grad():
+        total = sum((p.grad * p.grad).sum() for p in params).sqrt()
+        coef = min(max_norm / (total.item() + 1e-6), 1.0)
+        for p in params:
+            p.grad = p.grad * coef
+    return total
+""",
+    },
+    "03.8": {
+        "zero_grad_after_the_step": _train_new("""for _ in range(epochs):
+        model.train()
+        total, batches = 0.0, 0
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            total += loss.item()
+            batches += 1
+        history.append(total / batches)"""),
+    },
+}
+
+_ROUND_4_CORRECT = {
+    "03.8": {
+        "gradients_cleared_on_entry_and_after_each_step": """
+def train(model, loader, optimizer, loss_fn, epochs):
+    model.zero_grad()
+    history = []
+    for _ in range(epochs):
+        model.train()
+        losses = []
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            model.zero_grad()
+            losses.append(loss.item())
+        history.append(sum(losses) / len(losses))
+    return history
+""",
+    },
+}
+
+for _table, _extra in ((MUTANTS, _ROUND_4), (CORRECT, _ROUND_4_CORRECT)):
+    for _exercise_id, _bodies in _extra.items():
+        _clash = _table.setdefault(_exercise_id, {}).keys() & _bodies.keys()
+        assert not _clash, f"{_exercise_id}: mutant names used twice: {_clash}"
+        _table[_exercise_id] = {**_table[_exercise_id], **_bodies}

@@ -1078,23 +1078,6 @@ CORRECT = {
                     losses.append(float(loss))
                 return losses
             """,
-            "zero_grad_at_the_end": """
-                losses = []
-                for x, y in batches:
-                    with mt.autocast("cpu", dtype=dtype):
-                        out = model(x)
-                        loss = nn.functional.cross_entropy(out, y)
-                    losses.append(float(loss))
-                    scaled = scaler.scale(loss)
-                    scaled.backward()
-                    if max_norm is not None:
-                        scaler.unscale_(optimizer)
-                        nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
-                    scaler.step(optimizer)
-                    scaler.update()
-                    optimizer.zero_grad()
-                return losses
-            """,
         },
     ),
 }
@@ -1924,5 +1907,205 @@ for _id, _bodies in ROUND_3.items():
     assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
     MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
 for _id, _bodies in ROUND_3_CORRECT.items():
+    assert not set(_bodies) & set(CORRECT[_id][1]), f"duplicate alternative name in {_id}"
+    CORRECT[_id] = (CORRECT[_id][0], {**CORRECT[_id][1], **_bodies})
+
+
+# --- A fourth round (issue 34): a flag read off the products, promotion over two inputs, the
+# finite gradients left scaled on a skipped step, gradients the model arrived with leaking
+# into the first batch (zero_grad after the step, not before backward).
+ROUND_4 = {
+    "04.3": {
+        "checks_after_unscaling": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            with mt.no_grad():
+                for g in grads:
+                    g.mul_(1.0 / scale)
+            return any(not np.isfinite(g.numpy()).all() for g in grads)
+        """,
+        "checks_each_product": """
+            found = False
+            with mt.no_grad():
+                for p in parameters:
+                    if p.grad is not None:
+                        p.grad.mul_(1.0 / scale)
+                        found = found or not np.isfinite(p.grad.numpy()).all()
+            return bool(found)
+        """,
+    },
+    "04.4": {
+        "promotes_the_first_two_floats": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = floats[0] if len(floats) == 1 else mt.promote_types(*floats[:2])
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+        "promotes_the_first_and_the_last_float": """
+            kind = policy.get(op)
+            floats = [d for d in dtypes if d.is_floating_point]
+            if kind is None or not floats:
+                return list(dtypes)
+            if kind == "lower_precision_fp":
+                target = fast_dtype
+            elif kind == "fp32":
+                target = mt.float32
+            else:
+                target = mt.promote_types(floats[0], floats[-1])
+            return [
+                target if d.is_floating_point and (d is not mt.float64 or kind == "promote") else d
+                for d in dtypes
+            ]
+        """,
+    },
+    "04.5": {
+        "skips_unscale_on_overflow": """
+            def scale(self, loss):
+                return loss * self.scale_value
+
+            def step(self, optimizer):
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                grads = [p.grad for p in params if p.grad is not None]
+                self.found_inf = any(not np.isfinite(g.numpy()).all() for g in grads)
+                if self.found_inf:
+                    return False
+                unscale_(params, self.scale_value)
+                optimizer.step()
+                return True
+
+            def update(self):
+                self.scale_value, self.growth_tracker = update_scale(
+                    self.scale_value, self.growth_tracker, self.found_inf,
+                    self.growth_factor, self.backoff_factor, self.growth_interval,
+                )
+        """,
+    },
+    "04.6": {
+        "zero_grad_after_the_step": """
+            losses = []
+            for x, y in batches:
+                with mt.autocast("cpu", dtype=dtype):
+                    out = model(x)
+                    loss = nn.functional.cross_entropy(out, y)
+                losses.append(float(loss))
+                scaled = scaler.scale(loss)
+                scaled.backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+            return losses
+        """,
+        "zero_grad_only_after_a_clean_step": """
+            losses = []
+            optimizer.zero_grad()
+            for x, y in batches:
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                before = scaler.get_scale()
+                scaler.step(optimizer)
+                scaler.update()
+                if scaler.get_scale() >= before:  # (a skipped step keeps its gradients)
+                    optimizer.zero_grad()
+                losses.append(loss.item())
+            return losses
+        """,
+        "stops_at_a_non_finite_loss": """
+            import math
+
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                if not math.isfinite(loss.item()):
+                    break
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+        "learning_rate_of_its_own": """
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)
+                if max_norm is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                if all(
+                    p.grad is None or np.isfinite(p.grad.numpy()).all()
+                    for p in model.parameters()
+                ):
+                    with mt.no_grad():
+                        for p in model.parameters():
+                            if p.grad is not None:
+                                p.sub_(p.grad * 0.01)
+                scaler.step(optimizer)
+                scaler.update()
+                losses.append(loss.item())
+            return losses
+        """,
+    },
+}
+
+ROUND_4_CORRECT = {
+    "04.3": {
+        "flags_first_then_div_": """
+            grads = [p.grad for p in parameters if p.grad is not None]
+            found = False
+            for g in grads:
+                found = found or not np.isfinite(g.numpy()).all()
+            with mt.no_grad(), np.errstate(over="ignore"):
+                for g in grads:
+                    g.div_(scale)
+            return found
+        """,
+    },
+    "04.6": {
+        "zero_grad_before_and_after": """
+            losses = []
+            optimizer.zero_grad(set_to_none=False)
+            for x, y in batches:
+                with mt.autocast("cpu", dtype=dtype):
+                    loss = nn.functional.cross_entropy(model(x), y)
+                losses.append(loss.item())
+                scaler.scale(loss).backward()
+                if max_norm is not None:
+                    scaler.unscale_(optimizer)
+                    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+            return losses
+        """,
+    },
+}
+
+for _id, _bodies in ROUND_4.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, _bodies in ROUND_4_CORRECT.items():
     assert not set(_bodies) & set(CORRECT[_id][1]), f"duplicate alternative name in {_id}"
     CORRECT[_id] = (CORRECT[_id][0], {**CORRECT[_id][1], **_bodies})

@@ -685,11 +685,17 @@ def summed(nb, values, view, dims):
     return [dict(tensor_data(r), input_changed=changed) for r in results]
 
 
+#: The dtype of a sum, PyTorch's rule (minitorch's Tensor.sum follows it): a float dtype
+#: stays, bools and integers of every width give int64.
+def _sum_dtype(t):
+    return t.dtype if t.dtype.is_floating_point else minitorch.int64
+
+
 def _check_sums(run, values, view, dims=None):
     t = _sum_input(values, view)
     dims = list(range(t.ndim)) if dims is None else dims
     for dim, got in zip(dims, run(summed, values, view, dims), strict=True):
-        expected = t.numpy().sum(axis=dim)
+        expected = t.numpy().sum(axis=dim, dtype=_sum_dtype(t).np)
         what = f"sum_dim(t of shape {tuple(t.shape)}, strides {t.stride()}, dim={dim})"
         assert got["type"] == "Tensor", f"{what} returned a {got['type']}, not a Tensor"
         # catches: partial sums written into t's own storage (the caller's tensor changed)
@@ -699,9 +705,9 @@ def _check_sums(run, values, view, dims=None):
         assert got["shape"] == expected.shape, (
             f"{what} has shape {got['shape']}, expected {expected.shape}"
         )
-        assert got["dtype"] == str(t.dtype), (
-            f"{what} has dtype {got['dtype']}; a sum keeps the input's dtype, {t.dtype} "
-            "(minitorch.tensor(values, dtype=t.dtype))"
+        assert got["dtype"] == str(_sum_dtype(t)), (
+            f"{what} of a {t.dtype} tensor has dtype {got['dtype']}, expected "
+            f"{_sum_dtype(t)}: a float dtype stays, bools and integers sum to int64"
         )
         values = checked_array(got["values"], expected, f"the values of {what}")
         assert np.allclose(values, expected, atol=1e-4), (
@@ -738,6 +744,16 @@ def test_sum_dim_keeps_the_dtype(run):
     ints = run.rng.integers(-50, 50, size=(3, 4)).astype(np.int64)
     _check_sums(run, ints, "contiguous")
     _check_sums(run, run.rng.standard_normal((2, 3, 4)) * 1e9, "permuted")
+
+
+# catches: the input's dtype kept for bools and small ints (a bool sum that says True
+# instead of a count; int32 sums that overflow), which the framework's t.sum would inherit
+@exercise("01.7")
+def test_sum_dim_of_bools_and_int32_gives_int64(run):
+    _check_sums(run, run.rng.random((3, 4)) < 0.5, "contiguous")
+    _check_sums(run, np.array([True, False, True]), "broadcast")
+    big = run.rng.integers(2**30, 2**31 - 1, size=(4, 5, 3)).astype(np.int32)
+    _check_sums(run, big, "permuted")
 
 
 # catches: negative dims (-1 is the last); a size-0 dim (sums to zeros, or vanishes)

@@ -1061,6 +1061,42 @@ def test_backward_touches_only_leaves_that_require_grad(run):
 
 
 @probe
+def leaf_root(nb, spec, gradient):
+    x = _leaf(spec)
+    _run_mine(nb, x, minitorch.tensor(gradient, dtype=F64))  # .grad None: it is set
+    first = _leaf_state(x)
+    wanting = minitorch.tensor(gradient, dtype=F64, requires_grad=True)
+    _run_mine(nb, x, wanting)  # .grad held: it is added to
+    second = _leaf_state(x)
+    y = _leaf(spec)
+    _run_mine(nb, y, wanting)  # a gradient that requires grad, into a None .grad
+    third = _leaf_state(y)
+    z = _leaf(_spec(0, 1))
+    _run_mine(nb, z)  # no gradient: ones, as for a scalar loss
+    return [first, second, third, _leaf_state(z)]
+
+
+# catches: a leaf as the root left without a .grad (it has no grad_fn, so the walk from
+# its grad_fn finds nothing); its .grad overwritten; a .grad that keeps the graph of a
+# gradient that requires grad (PyTorch's .grad never requires grad)
+@exercise("02.7")
+def test_backward_from_a_leaf_root(run):
+    gradient = np.array([1.0, -2.0, 0.5])
+    first, second, third, ones = run(leaf_root, _spec(160, 3), gradient)
+    what = "backward(x, gradient) where x is a leaf that requires grad (the root has no grad_fn)"
+    for state, expected, when in (
+        (first, gradient, "with x.grad None before"),
+        (second, 2 * gradient, "a second time (the gradients add up)"),
+        (third, gradient, "with a gradient that requires grad"),
+        (ones, np.ones(1), "with no gradient, for a one-element x"),
+    ):
+        _close(state["grad"], expected, f"{what}, {when}: x.grad")
+        assert not state["requires_grad"], (
+            f"{what}, {when}: x.grad requires grad; a .grad holds numbers, not a graph"
+        )
+
+
+@probe
 def long_chain(nb, spec):
     x = _leaf(spec)
     _run_mine(nb, _chain(x, 10_000).sum())

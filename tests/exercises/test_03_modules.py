@@ -737,14 +737,11 @@ def same_gradient_twice(nb, momentum):
     return out
 
 
-# catches: a momentum buffer that is the .grad tensor itself (no clone): updating the
-# buffer in place changes the gradient, and zeroing the gradient zeroes the buffer
-@exercise("03.4")
-def test_momentum_buffer_is_not_the_gradient(run):
-    got = run(same_gradient_twice, 0.9)
+def _check_same_gradient_twice(run, momentum, advice):
+    got = run(same_gradient_twice, momentum)
     p = nn.Parameter(minitorch.tensor([1.0, -2.0, 3.0]))
     p.grad = minitorch.tensor([0.5, 0.5, -1.0])
-    ref = optim.SGD([p], lr=0.1, momentum=0.9)
+    ref = optim.SGD([p], lr=0.1, momentum=momentum)
     expected = []
     for _ in range(2):
         ref.step()
@@ -760,10 +757,24 @@ def test_momentum_buffer_is_not_the_gradient(run):
         _close_arrays(
             mine_grad,
             theirs_grad,
-            f"p.grad after step {step} of SGD(momentum=0.9) (step() must not change .grad: "
-            "start the buffer with grad.clone())",
+            f"p.grad after step {step} of SGD(lr=0.1, momentum={momentum}) (step() must leave "
+            f".grad as it was: {advice})",
         )
-        _close_arrays(mine, theirs, f"p after step {step} of SGD(momentum=0.9)")
+        _close_arrays(mine, theirs, f"p after step {step} of SGD(lr=0.1, momentum={momentum})")
+
+
+# catches: a momentum buffer that is the .grad tensor itself (no clone): updating the
+# buffer in place changes the gradient, and zeroing the gradient zeroes the buffer
+@exercise("03.4")
+def test_momentum_buffer_is_not_the_gradient(run):
+    _check_same_gradient_twice(run, 0.9, "the buffer must not share memory with .grad")
+
+
+# catches: the step made by scaling .grad in place (p.grad.mul_(lr)): the gradient the
+# caller sees afterwards is no longer the gradient, and a second step uses the wrong one
+@exercise("03.4")
+def test_plain_step_leaves_the_gradient_alone(run):
+    _check_same_gradient_twice(run, 0.0, "compute lr * grad as a new tensor")
 
 
 # catches: hyper-parameters read from self.defaults (or captured in __init__) instead of
@@ -781,7 +792,8 @@ def one_adam_step(nb, start, grad, lr):
     opt = nb.Adam([p], lr=lr)
     with _blocked(nb, "optim.Adam", (optim.Adam, "step")):
         opt.step()
-    return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad)
+    grad = None if p.grad is None else _values(p.grad)
+    return _values(p), bool(p.is_leaf and p.grad_fn is None and p.requires_grad), grad
 
 
 # catches: no bias correction (the first step is lr * (1 - beta1) / sqrt(1 - beta2))
@@ -789,7 +801,7 @@ def one_adam_step(nb, start, grad, lr):
 def test_first_step_moves_each_weight_by_lr(run):
     start = np.array([0.5, -1.0, 2.0, 0.0, 3.0], dtype=np.float32)
     grad = np.array([1e-3, -0.5, 40.0, 2.0, -1e3], dtype=np.float32)
-    got, leaf = run(one_adam_step, start, grad, 0.01)
+    got, leaf, _ = run(one_adam_step, start, grad, 0.01)
     moved = np.asarray(got) - start
     expected = -0.01 * np.sign(grad).astype(np.float64)
     assert moved.shape == expected.shape and np.allclose(moved, expected, rtol=1e-3, atol=1e-6), (
@@ -799,6 +811,25 @@ def test_first_step_moves_each_weight_by_lr(run):
     assert leaf, (
         "after step() the parameter should still be a leaf that requires grad: update it in "
         "place under minitorch.no_grad()"
+    )
+
+
+# catches: .grad changed in place while updating the moments (g.mul_(1 - beta1)): the
+# caller's gradient is not the gradient any more (a second optimizer, a logger, a clip
+# after the step all read it)
+@exercise("03.5")
+def test_step_leaves_the_gradient_alone(run):
+    start = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    grad = np.array([0.25, -3.0, 8.0], dtype=np.float32)
+    _, _, after = run(one_adam_step, start, grad, 0.01)
+    assert after is not None, "after Adam's step() the parameter has no gradient any more"
+    _close_arrays(
+        after,
+        grad.astype(np.float64),
+        f"p.grad after one Adam step with the gradient {grad.tolist()} (step() must leave "
+        ".grad as it was: build the moments' updates as new tensors)",
+        rtol=0,
+        atol=0,
     )
 
 
@@ -900,6 +931,39 @@ def _reference_clip(seed, scale, max_norm):
     model = _model_with_grads(seed, scale)
     total = nn.utils.clip_grad_norm_(list(model.parameters()), max_norm).item()
     return total, _grads(model)
+
+
+@probe
+def gradient_objects(nb, seed, scale, max_norm):
+    """Whether each parameter still holds the gradient tensor it held before the clip, and
+    the values of the tensors held from before (as other code holding them sees them)."""
+    params = list(_model_with_grads(seed, scale).parameters())
+    held = [p.grad for p in params]
+    _clip(nb, params, max_norm)
+    kept = [p.grad is g for p, g in zip(params, held, strict=True)]
+    return kept, [None if g is None else _values(g) for g in held]
+
+
+# catches: a new tensor assigned to p.grad (p.grad = p.grad * coef) instead of scaling the
+# gradient in place: code that holds the gradient tensor still sees the unclipped values
+@exercise("03.6")
+def test_gradients_are_scaled_in_place(run):
+    kept, held = run(gradient_objects, 11, 4.0, 1.0)
+    _, expected = _reference_clip(11, 4.0, 1.0)
+    for i, (same, values, ref) in enumerate(zip(kept, held, expected, strict=True)):
+        if ref is None:
+            continue
+        assert same, (
+            f"after clip_grad_norm_(parameters, 1.0) parameter {i} holds a new gradient tensor; "
+            "scale the gradient tensor it had in place, so that whoever holds it sees the "
+            "clipped values"
+        )
+        _close_arrays(
+            values,
+            ref,
+            f"the gradient tensor parameter {i} held before clip_grad_norm_(parameters, 1.0)",
+            atol=1e-7,
+        )
 
 
 # catches: per-parameter clipping; the norm after clipping returned; None grads counted
@@ -1385,48 +1449,128 @@ def test_puts_the_model_in_training_mode(run):
     )
 
 
-def _digits_model():
-    return nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+def _task(seed):
+    """The grader's classification task: Gaussian clusters in 4 to 8 dimensions, two
+    clusters per class (so that the classes are not linearly separable), the clusters at
+    least 6 standard deviations apart; a model, optimizer and batch size drawn with it."""
+    rng = np.random.default_rng(seed)
+    classes, dim = int(rng.integers(3, 6)), int(rng.integers(4, 9))
+    spec = {
+        "classes": classes,
+        "dim": dim,
+        "width": int(rng.choice([24, 32, 48])),
+        "batch_size": int(rng.choice([25, 32, 40])),
+        "optimizer": ["Adam", "SGD"][int(rng.integers(2))],
+    }
+    centres = np.zeros((0, dim))
+    while len(centres) < 2 * classes:
+        c = rng.uniform(-5, 5, size=dim)
+        if all(np.linalg.norm(c - other) >= 6 for other in centres):
+            centres = np.vstack([centres, c])
+
+    def draw(n):
+        cluster = rng.integers(0, len(centres), size=n)
+        x = centres[cluster] + rng.standard_normal((n, dim))
+        return x.astype(np.float32), (cluster % classes).astype(np.int64)
+
+    return spec, draw(512), draw(400)
+
+
+def _task_model(spec, seed):
+    minitorch.manual_seed(seed)
+    width = spec["width"]
+    return nn.Sequential(
+        nn.Linear(spec["dim"], width),
+        nn.Tanh(),
+        nn.Linear(width, width),
+        nn.Tanh(),
+        nn.Linear(width, spec["classes"]),
+    )
 
 
 @probe
-def train_on_digits(nb):
-    digits = load_digits("train")
-    subset = minitorch.data.Subset(digits, list(range(0, 1437, 2)))  # 719 fixed images
-    minitorch.manual_seed(23)
-    model = _digits_model()
+def train_on_a_task(nb, seed, epochs):
+    spec, (x, y), _ = _task(seed)
+    model = _task_model(spec, seed)
+    data = minitorch.data.TensorDataset(minitorch.from_numpy(x), minitorch.from_numpy(y))
     loader = minitorch.data.DataLoader(
-        subset, batch_size=32, shuffle=True, generator=minitorch.Generator(23)
+        data, batch_size=spec["batch_size"], shuffle=True, generator=minitorch.Generator(seed)
     )
-    opt = optim.Adam(model.parameters(), lr=1e-2)
-    losses = nb.train(model, loader, opt, F.cross_entropy, 6)
+    if spec["optimizer"] == "Adam":
+        opt = optim.Adam(model.parameters(), lr=0.01)
+    else:
+        opt = optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
+    losses = nb.train(model, loader, opt, F.cross_entropy, epochs)
     return losses, [_values(p) for p in model.parameters()]
 
 
-# catches: a loop that does not learn (no step, lr unused, gradients never cleared)
+# catches: a loop that does not learn (no step, step before backward, gradients never
+# cleared, lr unused): the goal on a task the learner has not seen, judged here on the
+# trained weights and held-out examples the learner's process never saw
 @exercise("03.8")
-def test_learns_to_classify_digits(run):
-    losses, params = run(train_on_digits)
-    model = _digits_model()
-    assert len(params) == len(list(model.parameters())), "the model's parameters changed"
+def test_reaches_the_goal_on_an_unseen_task(run):
+    seed, epochs = int(run.rng.integers(10**6)), 4
+    spec, _, (x_test, y_test) = _task(seed)
+    what = (
+        f"a {spec['classes']}-class task in {spec['dim']} dimensions (512 examples, batches of "
+        f"{spec['batch_size']}, an MLP of width {spec['width']}, {spec['optimizer']}, "
+        f"cross-entropy, task seed {seed}), trained with train(..., epochs={epochs})"
+    )
+    losses, params = run(train_on_a_task, seed, epochs)
+    assert isinstance(losses, (list, tuple)) and len(losses) == epochs, (
+        f"{what} returned {losses!r}; expected {epochs} epoch losses"
+    )
+    losses = checked_array(losses, np.zeros(epochs), f"the epoch losses of {what}")
+    model = _task_model(spec, seed)
+    assert len(params) == len(list(model.parameters())), f"{what}: the model's parameters changed"
     with minitorch.no_grad():
         for p, values in zip(model.parameters(), params, strict=True):
-            assert np.shape(values) == tuple(p.shape), "the model's parameters changed shape"
+            assert np.shape(values) == tuple(p.shape), f"{what}: a parameter changed shape"
             p.copy_(minitorch.tensor(np.asarray(values, dtype=np.float32)))
-    test_images, test_labels = load_digits("test").tensors
     model.eval()
     with minitorch.no_grad():
-        acc = (model(test_images).argmax(dim=1) == test_labels).float().mean().item()
-    assert isinstance(losses, (list, tuple)) and len(losses) == 6, (
-        f"train(..., epochs=6) returned {losses!r}; expected 6 epoch losses"
-    )
-    assert losses[-1] < 0.5 * losses[0], (
-        f"training on digits, the epoch loss went from {losses[0]:.3f} to {losses[-1]:.3f}; "
-        "it should at least halve in 6 epochs"
+        predictions = model(minitorch.from_numpy(x_test)).argmax(dim=1).numpy()
+    acc = float((predictions == y_test).mean())
+    assert np.isfinite(losses).all() and losses[-1] <= 0.5 * losses[0], (
+        f"{what}: the epoch loss went from {losses[0]:.4g} to {losses[-1]:.4g}; the goal is "
+        "that the last epoch's loss is at most half the first's"
     )
     assert acc >= 0.9, (
-        f"after 6 epochs on 719 digits the test accuracy is {acc:.1%}, expected at least 90%"
+        f"{what}: the trained model classifies {acc:.1%} of 400 held-out examples right; the "
+        "goal is at least 90% (a correct loop reaches over 96%)"
     )
+
+
+@probe
+def train_with_stale_gradients(nb, seed):
+    batches, model = _regression(seed), _mlp(seed)
+    _set_grads(model.parameters(), seed, scale=20.0)  # left over from an earlier backward
+    opt = optim.SGD(model.parameters(), lr=0.05)
+    losses = nb.train(model, _FixedLoader(batches), opt, F.mse_loss, 1)
+    return losses, [_values(p) for p in model.parameters()]
+
+
+# catches: zero_grad called after the step instead of before backward (or only from the
+# second batch on): gradients already on the model when train is called leak into the
+# first step
+@exercise("03.8")
+def test_gradients_from_before_the_call_do_not_leak(run):
+    seed = int(run.rng.integers(100, 1000))
+    _, params = run(train_with_stale_gradients, seed)
+    batches, ref = _regression(seed), _mlp(seed)
+    ref_opt = optim.SGD(ref.parameters(), lr=0.05)
+    for x, y in batches:
+        ref_opt.zero_grad()
+        F.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    for (name, q), p in zip(ref.named_parameters(), params, strict=True):
+        p = checked_array(p, _values(q), f"{name} after one epoch")
+        assert np.allclose(p, _values(q), rtol=1e-5, atol=1e-6), (
+            f"the model came into train() holding gradients from an earlier backward (of size "
+            f"about 20); after one epoch of SGD(lr=0.05) {name} differs from a loop whose every "
+            "step uses its own batch's gradient alone, by up to "
+            f"{np.abs(p - _values(q)).max():.3g}: the old gradients leaked into a step"
+        )
 
 
 class _EvaluatingLoader(_FixedLoader):
@@ -1473,7 +1617,8 @@ def graphs_kept_alive(nb, seed):
     graphs, alive = [], []
 
     def loss_fn(out, target):
-        gc.collect()
+        if len(graphs) % len(batches) == len(batches) - 1:
+            gc.collect()  # at each epoch's last batch: the earlier batches' graphs are freed
         alive.append(sum(ref() is not None for ref in graphs))
         loss = F.mse_loss(out, target)
         graphs.append(weakref.ref(loss.grad_fn))

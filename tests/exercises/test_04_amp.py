@@ -328,6 +328,29 @@ def test_unscale_reports_overflow_and_still_unscales(run):
         )
 
 
+# catches: the overflow check made after the multiplication (on the products): after backoffs
+# the scale is below 1, and a huge finite gradient times 1 / scale overflows float32; the
+# gradients backward gave were finite, so the flag is False (the product is inf all the same)
+@exercise("04.3")
+def test_unscale_flags_the_gradients_it_was_given(run):
+    scale = float(run.rng.uniform(0.2, 0.5))
+    huge = _random_grads(run.rng, 1)[0]
+    huge.reshape(-1)[int(run.rng.integers(0, huge.size))] = float(run.rng.uniform(1.8e38, 3e38))
+    grads = [*_random_grads(run.rng, 2), huge]
+    with np.errstate(over="ignore"):
+        found, _, values = run(unscaled, grads, scale)
+        expected = [g / np.float32(scale) for g in grads]
+    assert found is False, (
+        f"unscale_ returned {found!r} for finite gradients (the largest {huge.max():.3g}) "
+        f"with scale {scale:.3g}, expected False: the flag says whether the gradients it was "
+        "given hold an inf or NaN, even when dividing by a scale below 1 overflows"
+    )
+    for i, (v, e) in enumerate(zip(values, expected, strict=True)):
+        np.testing.assert_allclose(
+            v, e, rtol=1e-6, err_msg=f"gradient {i} after unscale_ with scale {scale:.3g}"
+        )
+
+
 # --- 04.4 autocast_dtypes ----------------------------------------------------------------------
 POLICY = {
     "matmul": "lower_precision_fp",
@@ -462,6 +485,23 @@ def test_float64_and_non_floating_inputs(run):
     )
 
 
+# catches: promote over the first two floating inputs (or the first two inputs) only: an op
+# that joins three or more inputs takes the promotion of all its floating inputs
+@exercise("04.4")
+def test_promote_reads_every_floating_input(run):
+    fast = str(run.rng.choice(["float16", "bfloat16"]))
+    _check_choices(
+        run,
+        [
+            ("cat", ["float16", "float16", "float32"], fast),
+            ("cat", ["bfloat16", "float32", "bfloat16"], fast),
+            ("cat", ["bfloat16", "bfloat16", "bfloat16", "float16"], fast),
+            ("index_put", ["float16", "int64", "float16", "float64"], fast),
+            ("cat", ["bfloat16", "int64", "bfloat16", "bool", "float32"], fast),
+        ],
+    )
+
+
 # --- 04.5 LossScaler -------------------------------------------------------------------------
 def _gradient_steps(rng, steps=16, overflows=(2, 3, 9)):
     seq = []
@@ -495,6 +535,11 @@ def _loss(p, q, g):
     return (p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()
 
 
+def _grads_of(*params):
+    """The parameters' gradients as float32 arrays (None: no gradient)."""
+    return [None if t.grad is None else np.array(t.grad.detach().numpy()) for t in params]
+
+
 @probe(forbid=LOSS_SCALER)
 def loss_scaler_run(nb, seq, init_scale, interval):
     p, q, opt = _two_groups()
@@ -508,9 +553,10 @@ def loss_scaler_run(nb, seq, init_scale, interval):
             scaler.scale(loss).backward()
             after = loss.item()  # the caller's loss: scale() returns a new tensor
             stepped = scaler.step(opt)
+            grads = _grads_of(p, q)
             scaler.update()
             params = p.detach().numpy().tolist() + q.detach().numpy().tolist()
-            out.append((float(scaler.scale_value), bool(stepped), params, before, after))
+            out.append((float(scaler.scale_value), bool(stepped), params, before, after, grads))
     return out
 
 
@@ -555,21 +601,25 @@ def _reference_scaler_run(seq, init_scale, interval):
         scaler.scale((p * mt.tensor(g[:2])).sum() + (q * mt.tensor(g[2:])).sum()).backward()
         before = p.detach().numpy().tolist() + q.detach().numpy().tolist()
         scaler.step(opt)
+        grads = _grads_of(p, q)
         params = p.detach().numpy().tolist() + q.detach().numpy().tolist()
         scaler.update()
-        out.append((scaler.get_scale(), before != params, params))
+        out.append((scaler.get_scale(), before != params, params, grads))
     return out
 
 
 # catches: a step taken on inf/NaN gradients, no backoff after a skip, growth counted on
 # skipped steps, the loss not scaled, step not reporting whether it stepped; only the first
-# param group unscaled and checked
+# param group unscaled and checked; unscaling skipped on an overflowing step (the finite
+# gradients left scaled: whoever reads p.grad after step, a logger, a clipping that comes
+# later, sees them scale_value times too large)
 @exercise("04.5")
 def test_loss_scaler_matches_grad_scaler(run):
     seq = _gradient_steps(run.rng)
     interval = int(run.rng.integers(2, 5))
-    got = run(loss_scaler_run, seq, 1024.0, interval)
-    expected = _reference_scaler_run(seq, 1024.0, interval)
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = run(loss_scaler_run, seq, 1024.0, interval)
+        expected = _reference_scaler_run(seq, 1024.0, interval)
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         kind = "an overflowing" if not np.isfinite(seq[i]).all() else "a clean"
         # catches: the caller's loss scaled in place (loss.mul_): the loop that called
@@ -584,6 +634,14 @@ def test_loss_scaler_matches_grad_scaler(run):
             f"after step {i} ({kind} step) the scale is {g[0]}, expected {e[0]}"
         )
         np.testing.assert_allclose(g[2], e[2], rtol=1e-6, err_msg=f"parameters after step {i}")
+        for name, a, b in zip("pq", g[5], e[3], strict=True):
+            np.testing.assert_allclose(
+                a,
+                b,
+                rtol=1e-6,
+                err_msg=f"the gradient of {name} after step() of step {i} ({kind} step): "
+                "step() unscales every gradient, also when it then skips the step",
+            )
 
 
 # catches: the scaler's state shared between instances (class attributes), init_scale ignored
@@ -592,14 +650,25 @@ def test_two_scalers_keep_their_own_state(run):
     seq = _gradient_steps(run.rng, steps=6)
     first = run(loss_scaler_run, seq, 2.0**8, 2)
     second = run(loss_scaler_run, seq[:3], 2.0**4, 3)
-    assert [g[0] for g in first] == [e[0] for e in _reference_scaler_run(seq, 2.0**8, 2)]
-    assert [g[0] for g in second] == [e[0] for e in _reference_scaler_run(seq[:3], 2.0**4, 3)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        first_expected = _reference_scaler_run(seq, 2.0**8, 2)
+        second_expected = _reference_scaler_run(seq[:3], 2.0**4, 3)
+    for got, expected, init, interval in (
+        (first, first_expected, 2.0**8, 2),
+        (second, second_expected, 2.0**4, 3),
+    ):
+        scales, ref_scales = [g[0] for g in got], [e[0] for e in expected]
+        assert scales == ref_scales, (
+            f"a LossScaler(init_scale={init}, growth_interval={interval}) had the scales "
+            f"{scales} after its steps, expected {ref_scales}; keep all its state on self"
+        )
     # catches: found_inf kept in a module global, the tracker kept on the class: two scalers
     # that take their steps in turn (both step, then both update) read each other's
     seqs = [_gradient_steps(run.rng, 9, (2, 3)), _gradient_steps(run.rng, 9, (5, 6))]
     got = run(interleaved_scalers, seqs, [2.0**8, 2.0**6], [2, 3])
     for k, (seq, init, interval) in enumerate(zip(seqs, [2.0**8, 2.0**6], [2, 3], strict=True)):
-        expected = [(e[0], e[1]) for e in _reference_scaler_run(seq, init, interval)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected = [(e[0], e[1]) for e in _reference_scaler_run(seq, init, interval)]
         for i, (g, e) in enumerate(zip(got[k], expected, strict=True)):
             steps = "".join("x" if not np.isfinite(g).all() else "." for g in seq[: i + 1])
             assert tuple(g) == e, (
@@ -611,6 +680,13 @@ def test_two_scalers_keep_their_own_state(run):
 
 
 # --- 04.6 train_amp --------------------------------------------------------------------------
+def _stale_gradients(model, rng):
+    """Gradients already on the model when train_amp is called (the caller's own backward,
+    a gradient-norm log, say): large, so that any of them left in an update shows."""
+    for p in model.parameters():
+        p.grad = mt.tensor((rng.standard_normal(p.shape) * 100).astype(np.float32))
+
+
 def _tiny_setup(seed, dtype_name, init_scale):
     mt.manual_seed(seed)
     model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
@@ -624,7 +700,16 @@ def _tiny_setup(seed, dtype_name, init_scale):
         )
         for _ in range(6)
     ]
+    _stale_gradients(model, rng)
     return model, opt, scaler, batches, getattr(mt, dtype_name)
+
+
+def _as_floats(losses):
+    """The losses a pass returned, as floats; a TypeError (not a float) otherwise."""
+    if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
+        kinds = [type(v).__name__ for v in losses] if isinstance(losses, list) else losses
+        raise TypeError(f"train_amp returned {kinds!r}, not a list of Python floats")
+    return [float(v) for v in losses]
 
 
 @probe(forbid=TRAIN_AMP)
@@ -642,15 +727,13 @@ def trained(nb, seed, dtype_name, init_scale, max_norm):
         lambda grad: backward_under_autocast.append(autocast_mode.is_autocast_enabled("cpu"))
     )
     given = list(batches)
-    with mt.function.register_apply_hook(record):
-        losses = nb.train_amp(model, opt, scaler, batches, dtype, max_norm)
+    with mt.function.register_apply_hook(record), np.errstate(over="ignore", invalid="ignore"):
+        losses = _as_floats(nb.train_amp(model, opt, scaler, batches, dtype, max_norm))
     params = [p.detach().numpy().tolist() for p in model.parameters()]
     dtypes = sorted(set(matmul_dtypes))
-    if not all(isinstance(v, float) for v in losses):
-        raise TypeError(f"train_amp returned {[type(v).__name__ for v in losses]}, not floats")
     kept = len(batches) == len(given) and all(a is b for a, b in zip(batches, given, strict=True))
     return (
-        [float(v) for v in losses],
+        losses,
         scaler.get_scale(),
         params,
         dtypes,
@@ -659,8 +742,7 @@ def trained(nb, seed, dtype_name, init_scale, max_norm):
     )
 
 
-def _reference_train(seed, dtype_name, init_scale, max_norm):
-    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
+def _reference_pass(model, opt, scaler, batches, dtype, max_norm):
     losses = []
     for x, y in batches:
         opt.zero_grad()
@@ -673,6 +755,13 @@ def _reference_train(seed, dtype_name, init_scale, max_norm):
         scaler.step(opt)
         scaler.update()
         losses.append(loss.item())
+    return losses
+
+
+def _reference_train(seed, dtype_name, init_scale, max_norm):
+    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        losses = _reference_pass(model, opt, scaler, batches, dtype, max_norm)
     return losses, scaler.get_scale(), [p.detach().numpy().tolist() for p in model.parameters()]
 
 
@@ -680,6 +769,7 @@ def _check_training(run, seed, dtype_name, init_scale, max_norm):
     got = run(trained, seed, dtype_name, init_scale, max_norm)
     losses, scale, params, dtypes, under, (count, left, kept) = got
     ref_losses, ref_scale, ref_params = _reference_train(seed, dtype_name, init_scale, max_norm)
+    setting = f"{dtype_name}, init_scale={init_scale:g}, max_norm={max_norm}"
     # catches: the caller's list of batches changed (popped from as the loop goes): a caller
     # passes the same list again, one epoch after another
     assert kept, (
@@ -687,24 +777,32 @@ def _check_training(run, seed, dtype_name, init_scale, max_norm):
         f"pass, {left} after, or others in their place; read the list without changing it"
     )
     assert dtypes == [dtype_name], (
-        f"the linear layers ran in {dtypes}; run the forward under mt.autocast('cpu', dtype=...)"
+        f"with dtype={dtype_name} the linear layers ran in {dtypes}, expected [{dtype_name!r}]"
     )
     assert under and not any(under), (
-        "backward ran inside mt.autocast: only the forward and the loss belong there"
+        "backward ran inside an autocast region: only the forward and the loss belong there"
     )
-    assert len(losses) == len(ref_losses), f"train_amp returned {len(losses)} losses for 6 batches"
-    np.testing.assert_allclose(losses, ref_losses, rtol=2e-3, err_msg="the losses (unscaled)")
-    assert scale == ref_scale, f"the scaler's scale after the pass is {scale}, expected {ref_scale}"
+    assert len(losses) == len(ref_losses), (
+        f"train_amp returned {len(losses)} losses for {len(ref_losses)} batches"
+    )
+    np.testing.assert_allclose(
+        losses, ref_losses, rtol=2e-3, err_msg=f"the losses returned ({setting})"
+    )
+    assert scale == ref_scale, (
+        f"the scaler's scale after the pass ({setting}) is {scale}, expected {ref_scale}"
+    )
     for i, (a, b) in enumerate(zip(params, ref_params, strict=True)):
         np.testing.assert_allclose(
-            a, b, rtol=2e-3, atol=1e-5, err_msg=f"parameter {i} after the pass"
+            a, b, rtol=2e-3, atol=1e-5, err_msg=f"parameter {i} after the pass ({setting})"
         )
 
 
 # catches: the forward outside autocast, the loss not scaled, optimizer.step() called directly
-# (stepping on overflow), update() forgotten, zero_grad forgotten, backward inside autocast
+# (stepping on overflow), update() forgotten, zero_grad forgotten, backward inside autocast;
+# zero_grad after the step instead of before backward: the gradients the model arrived with
+# leak into the first batch's update (the bfloat16 pass's first step is clean)
 @exercise("04.6")
-def test_train_amp_follows_the_recipe(run):
+def test_train_amp_matches_a_correct_pass(run):
     seed = int(run.rng.integers(0, 1000))
     _check_training(run, seed, "float16", 2.0**20, None)  # huge scale: the first steps overflow
     _check_training(run, seed + 1, "bfloat16", 2.0**8, None)
@@ -722,3 +820,106 @@ def test_train_amp_clips_the_unscaled_gradients(run):
 @exercise("04.6")
 def test_train_amp_clips_to_a_zero_max_norm(run):
     _check_training(run, int(run.rng.integers(0, 1000)), "bfloat16", 2.0**6, 0.0)
+
+
+# The goal: a workload the learner has not seen. A small classifier on clusters in a few
+# dimensions, trained in float16 for GOAL_PASSES passes from a scale of 2**24 (the first
+# steps overflow), with one batch that overflows float16 in its forward in every other pass,
+# clipped at 1.0; then its accuracy on held-out points, judged here.
+GOAL_PASSES = 5
+GOAL_ACCURACY = 0.9
+
+
+def _goal_workload(rng):
+    """Sizes (inputs, hidden units, classes), the training batches, the batch that is
+    poisoned in every other pass, and the held-out points (which stay in the grader)."""
+    d, hidden, k = int(rng.integers(6, 11)), int(rng.integers(12, 25)), int(rng.integers(3, 5))
+    basis, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    centers = basis[:k] * 3.5  # k orthogonal directions, 3.5 * sqrt(2) apart
+
+    def draw(n):
+        y = rng.integers(0, k, n)
+        return (centers[y] + rng.standard_normal((n, d))).astype(np.float32), y
+
+    x, y = draw(12 * 32)
+    batches = [(x[i : i + 32], y[i : i + 32]) for i in range(0, len(x), 32)]
+    return (d, hidden, k), batches, int(rng.integers(0, len(batches))), draw(400)
+
+
+def _goal_model(seed, sizes):
+    d, hidden, k = sizes
+    mt.manual_seed(seed)
+    return nn.Sequential(nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, k))
+
+
+def _goal_passes(train, seed, sizes, batches, poisoned):
+    """GOAL_PASSES calls of ``train`` (one per pass): the losses of each pass, the scale
+    after each, the parameters at the end."""
+    model = _goal_model(seed, sizes)
+    _stale_gradients(model, np.random.default_rng(seed))
+    optimizer = mt.optim.SGD(model.parameters(), lr=0.3)
+    scaler = amp.GradScaler(init_scale=2.0**24, growth_interval=5)
+    clean = [(mt.tensor(x), mt.tensor(y)) for x, y in batches]
+    x, y = batches[poisoned]
+    x = x.copy()
+    x[0, 0] = 1.0e5  # beyond float16's 65504: the first layer's output overflows
+    losses, scales = [], []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for n in range(GOAL_PASSES):
+            given = list(clean)
+            if n % 2 == 1:
+                given[poisoned] = (mt.tensor(x), mt.tensor(y))
+            losses.append(train(model, optimizer, scaler, given, mt.float16, 1.0))
+            scales.append(scaler.get_scale())
+    return losses, scales, [np.array(p.detach().numpy()) for p in model.parameters()]
+
+
+@probe(forbid=TRAIN_AMP)
+def goal_run(nb, seed, sizes, batches, poisoned):
+    losses, scales, params = _goal_passes(nb.train_amp, seed, sizes, batches, poisoned)
+    return [_as_floats(v) for v in losses], scales, params
+
+
+def _accuracy(params, x, y):
+    """The two-layer classifier's accuracy on (x, y), computed here in float32."""
+    w1, b1, w2, b2 = (np.asarray(p, dtype=np.float32) for p in params)
+    with np.errstate(all="ignore"):
+        logits = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+    return float((logits.argmax(1) == y).mean())
+
+
+# catches (by the goal, on a workload the learner has not seen): steps taken on overflowing
+# gradients (NaN parameters), the scale never updated (every step overflows), clipping the
+# scaled gradients (the updates shrink to nothing), the gradients never zeroed (they pile up),
+# the loss not scaled, a loop that stops at the first non-finite loss
+@exercise("04.6")
+def test_train_amp_reaches_the_goal_through_overflows(run):
+    seed = int(run.rng.integers(0, 1000))
+    sizes, batches, poisoned, (x_test, y_test) = _goal_workload(run.rng)
+    losses, scales, params = run(goal_run, seed, sizes, batches, poisoned)
+    ref_losses, ref_scales, ref_params = _goal_passes(
+        _reference_pass, seed, sizes, batches, poisoned
+    )
+    workload = (
+        f"{sizes[0]} inputs, {sizes[1]} hidden units, {sizes[2]} classes; {GOAL_PASSES} passes "
+        f"of {len(batches)} batches in float16 from init_scale=2**24, batch {poisoned} "
+        "overflowing in passes 2 and 4, max_norm=1.0"
+    )
+    counts = [len(v) for v in losses]
+    assert counts == [len(batches)] * GOAL_PASSES, (
+        f"train_amp returned {counts} losses in the passes of {workload}; expected one per "
+        "batch in each pass"
+    )
+    bad = [i for i, p in enumerate(params) if not np.isfinite(np.asarray(p, float)).all()]
+    assert not bad, (
+        f"after the passes of {workload}, parameters {bad} hold inf or NaN: an update was "
+        "made from overflowing gradients"
+    )
+    accuracy = _accuracy(params, x_test, y_test)
+    reference = _accuracy(ref_params, x_test, y_test)
+    assert accuracy >= GOAL_ACCURACY, (
+        f"held-out accuracy {accuracy:.1%} after the passes of {workload}; the goal is "
+        f"{GOAL_ACCURACY:.0%} (a correct train_amp reaches {reference:.1%}, with the scale "
+        f"after each pass {[f'2**{math.log2(s):g}' for s in ref_scales]}; yours: "
+        f"{[f'2**{math.log2(s):g}' if s > 0 else s for s in scales]})"
+    )

@@ -6,8 +6,8 @@ result channel) can undo it. What such an attack needs is visible in the noteboo
 source, which the grader reads here, in its own process, out of the learner's reach.
 :func:`review_cells` reads each code cell's syntax tree and flags:
 
-- code that touches the grading machinery (``minitorch.course.grading`` beyond ``check`` and ``hint``)
-  or the interpreter's hooks (``sys.setprofile``, ``threading.setprofile``,
+- code that touches the grading machinery (``minitorch.course.grading`` beyond ``check``
+  and ``hint``) or the interpreter's hooks (``sys.setprofile``, ``threading.setprofile``,
   ``sys.settrace``, ``sys.monitoring``) or reads its frames and objects (``sys._getframe``,
   ``gc.get_objects``, ``gc.get_referrers``, ``ctypes``);
 - threads started by ``_thread``, forked processes (``os.fork``), greenlets;
