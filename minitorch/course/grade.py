@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from minitorch.course import manifest
+from minitorch.course import hints, manifest
 from minitorch.course.grading import grade
 from minitorch.course.grading.errors import GradingError, NotebookError
 from minitorch.course.grading.grader import TOTAL_TIMEOUT
@@ -94,13 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="seed for the inputs the tests draw (default: a new one each run)",
     )
-    parser.add_argument(
-        "--hint-cost",
-        type=float,
-        default=0.0,
-        metavar="POINTS",
-        help="points each opened hint level costs its exercise (default 0: hints are free)",
-    )
+    hints.add_cost_option(parser)
     parser.add_argument(
         "--chapter",
         metavar="ID",

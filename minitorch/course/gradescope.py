@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from minitorch.course import manifest
+from minitorch.course import hints, manifest
 from minitorch.course.batch import read_json, ungraded_results
 
 #: Gradescope's values for a test's visibility.
@@ -239,13 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=VISIBILITIES,
         help="when students see private tests' results (default after_due_date)",
     )
-    parser.add_argument(
-        "--hint-cost",
-        type=float,
-        default=0.0,
-        metavar="POINTS",
-        help="points each opened hint level costs its exercise (default 0: hints are free)",
-    )
+    hints.add_cost_option(parser)
     args = parser.parse_args(argv)
     try:
         chapter = manifest.chapter(args.chapter)

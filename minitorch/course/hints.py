@@ -38,6 +38,17 @@ _LEVEL = re.compile(r"^### ([1-9])\s*$", re.M)
 _shown: dict[str, set[int]] = {}
 
 
+def add_cost_option(parser: Any) -> None:
+    """``--hint-cost POINTS`` on a grading command (argparse)."""
+    parser.add_argument(
+        "--hint-cost",
+        type=float,
+        default=0.0,
+        metavar="POINTS",
+        help="points each opened hint level costs its exercise (default 0: hints are free)",
+    )
+
+
 def hints_file(chapter: manifest.Chapter) -> Path:
     return FOLDER / f"{chapter.stem}.md"
 
