@@ -296,7 +296,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
             Exercise(
                 "06.5",
-                "Bucket assignment in reverse order",
+                "Bucket assignment before the first backward",
                 3,
                 ("minitorch.distributed.buckets:assign_buckets",),
             ),
@@ -312,6 +312,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             Exercise("06.7", "Averaging gradients over ranks", 2),
             Exercise("06.8", "Gradient accumulation with no_sync", 3),
         ),
+            Exercise("06.9", "Plan the buckets: overlap communication with backward", 4),
     ),
     Chapter(
         "07",

@@ -2205,3 +2205,319 @@ for _exercise_id, _bodies in UNUSED_IMPORTS.items():
     _clash = CORRECT.setdefault(_exercise_id, {}).keys() & _bodies.keys()
     assert not _clash, f"{_exercise_id}: names used twice: {_clash}"
     CORRECT[_exercise_id] = {**CORRECT[_exercise_id], **_bodies}
+
+
+# --- Issue 35: buffers written while their all-reduce is in flight; the hook under another
+# name; the bucket plan of the design task 06.9 ----------------------------------------------
+_BUCKET_INIT = """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+"""
+
+_SLOT = """
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+"""
+
+_SCRATCH = """
+import numpy as _np
+
+_SCRATCH = _np.zeros(4096, dtype=_np.float32)  # one scratch array for every bucket
+
+
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = _SCRATCH[:total]
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self._grad_ready)
+"""
+
+IN_FLIGHT = {
+    "zeroes_the_buffer_right_after_its_launch": _BUCKET_INIT
+    + _SLOT
+    + """            self.launch(self.buffer)
+            self.buffer[:] = 0  # ready for the next pass
+""",
+    "accumulates_then_fills_zeros_after_the_launch": _BUCKET_INIT
+    + """
+    def _grad_ready(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] += param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+            self.buffer.fill(0.0)
+""",
+    "launches_a_view_then_clears_it": _BUCKET_INIT
+    + _SLOT
+    + """            self.launch(self.buffer[:])
+            self.buffer *= 0
+""",
+    "marks_the_sent_buffer_stale_with_nan": _BUCKET_INIT
+    + _SLOT
+    + """            self.launch(self.buffer)
+            self.buffer[:] = np.nan  # a slot never refilled would show
+""",
+    "one_scratch_array_for_every_bucket": _SCRATCH
+    + _SLOT
+    + "            self.launch(self.buffer)\n",
+    "hook_method_under_another_name": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(self.on_grad)
+
+    def on_grad(self, param):
+        k = next(i for i, p in enumerate(self.params) if p is param)
+        start = self.offsets[k]
+        self.buffer[start : start + param.numel()] = param.grad.detach().numpy().reshape(-1)
+        self.ready += 1
+        if self.ready == len(self.params):
+            self.ready = 0
+            self.launch(self.buffer)
+
+    def _grad_ready(self, param):
+        pass
+""",
+    "hooks_in_a_closure_not_the_method": """
+class GradBucket:
+    def __init__(self, params, launch):
+        self.params = list(params)
+        self.launch = launch
+        self.offsets = []
+        total = 0
+        for p in self.params:
+            self.offsets.append(total)
+            total += p.numel()
+        self.buffer = np.zeros(total, dtype=np.float32)
+        self.ready = 0
+
+        def hook(param):
+            k = next(i for i, p in enumerate(self.params) if p is param)
+            start = self.offsets[k]
+            self.buffer[start : start + param.numel()] = param.grad.detach().numpy().ravel()
+            self.ready += 1
+            if self.ready == len(self.params):
+                self.ready = 0
+                self.launch(self.buffer)
+
+        for p in self.params:
+            p.register_post_accumulate_grad_hook(hook)
+""",
+}
+
+IN_FLIGHT_CORRECT = {
+    "a_fresh_buffer_after_each_launch": _BUCKET_INIT
+    + _SLOT
+    + """            self.launch(self.buffer)
+            self.buffer = np.zeros_like(self.buffer)  # the launched one is left alone
+""",
+    "launches_a_copy_and_clears_its_own": _BUCKET_INIT
+    + _SLOT
+    + """            self.launch(self.buffer.copy())
+            self.buffer[:] = 0
+""",
+}
+
+_PLAN_BY_CAP = """
+def _by_cap(order, sizes, cap):
+    buckets, current, filled = [], [], 0
+    for i in order:
+        current.append(i)
+        filled += sizes[i]
+        if filled >= cap:
+            buckets.append(current)
+            current, filled = [], 0
+    return buckets + [current] if current else buckets
+"""
+
+_PLAN_DP = """
+def _dp(sizes, ready, latency, bandwidth, order):
+    n = len(order)
+    free, cut = [0.0] + [float("inf")] * n, [0] * (n + 1)
+    for j in range(1, n + 1):
+        nbytes, last = 0, 0.0
+        for i in range(j - 1, -1, -1):
+            nbytes += sizes[order[i]]
+            last = max(last, ready[order[i]])
+            end = max(free[i], last) + latency + nbytes / bandwidth
+            if end < free[j]:
+                free[j], cut[j] = end, i
+    plan, j = [], n
+    while j > 0:
+        plan.append(order[cut[j] : j])
+        j = cut[j]
+    return plan[::-1]
+"""
+
+PLAN = {
+    "one_bucket_of_everything": """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    return [sorted(range(len(sizes)), key=lambda i: ready[i])]
+""",
+    "a_bucket_per_gradient": """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    return [[i] for i in sorted(range(len(sizes)), key=lambda i: ready[i])]
+""",
+    "ddp_default_cap_of_25_mib": _PLAN_BY_CAP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    return _by_cap(list(reversed(range(len(sizes)))), sizes, 25 * 2**20)
+""",
+    "a_fixed_cap_of_1_mib_in_arrival_order": _PLAN_BY_CAP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    return _by_cap(sorted(range(len(sizes)), key=lambda i: ready[i]), sizes, 2**20)
+""",
+    "a_quarter_of_the_model_per_bucket": _PLAN_BY_CAP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return _by_cap(order, sizes, sum(sizes) / 4)
+""",
+    "best_cut_of_the_reversed_registration_order": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    return _dp(sizes, ready, latency, bandwidth, list(reversed(range(len(sizes)))))
+""",
+    "best_plan_launched_from_the_first_layer": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return _dp(sizes, ready, latency, bandwidth, order)[::-1]
+""",
+    "ignores_the_latency": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return _dp(sizes, ready, 0.0, bandwidth, order)
+""",
+    "ignores_the_bandwidth": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return _dp(sizes, ready, latency, float("inf"), order)
+""",
+    "the_best_single_cap": _PLAN_BY_CAP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    caps, total = set(sizes), 0
+    for i in order:
+        total += sizes[i]
+        caps.add(total)
+    plans = [_by_cap(order, sizes, cap) for cap in sorted(caps)]
+    return min(plans, key=lambda p: exposed_time(p, sizes, ready, latency, bandwidth))
+""",
+    "cuts_where_the_gradients_pause": """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    plan, current = [], []
+    for k, i in enumerate(order):
+        current.append(i)
+        if k + 1 == len(order) or ready[order[k + 1]] - ready[i] > latency:
+            plan.append(current)
+            current = []
+    return plan
+""",
+    "sorts_the_callers_ready_in_place": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    ready.sort()
+    return _dp(sizes, sorted(ready), latency, bandwidth, order)
+""",
+    "drops_the_last_run": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return _dp(sizes, ready, latency, bandwidth, order)[:-1] or [[]]
+""",
+    "an_empty_bucket_first": _PLAN_DP
+    + """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    return [[]] + _dp(sizes, ready, latency, bandwidth, order)
+""",
+}
+
+PLAN_CORRECT = {
+    "merges_neighbours_while_it_helps": """
+def plan_buckets(sizes, ready, latency, bandwidth):
+    plan = [[i] for i in sorted(range(len(sizes)), key=lambda i: ready[i])]
+    cost = exposed_time(plan, sizes, ready, latency, bandwidth)
+    better = True
+    while better:
+        better = False
+        for k in range(len(plan) - 1):
+            merged = plan[:k] + [plan[k] + plan[k + 1]] + plan[k + 2 :]
+            c = exposed_time(merged, sizes, ready, latency, bandwidth)
+            if c < cost:
+                plan, cost, better = merged, c, True
+                break
+    return plan
+""",
+    "memoised_recursion_over_the_last_bucket": """
+import functools
+
+
+def plan_buckets(sizes, ready, latency, bandwidth):
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+
+    @functools.lru_cache(maxsize=None)
+    def best(j):  # (link free at, plan) for the first j gradients to arrive
+        if j == 0:
+            return 0.0, ()
+        options = []
+        for i in range(j):
+            free, plan = best(i)
+            run = tuple(order[i:j])
+            end = max(free, ready[order[j - 1]]) + latency + sum(sizes[q] for q in run) / bandwidth
+            options.append((end, plan + (run,)))
+        return min(options, key=lambda o: o[0])
+
+    return [list(run) for run in best(len(order))[1]]
+""",
+}
+
+for _id, _sources in (("06.6", IN_FLIGHT), ("06.9", PLAN)):
+    assert not set(_sources) & set(MUTANTS.get(_id, {})), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = {**MUTANTS.get(_id, {}), **_sources}
+for _id, _sources in (("06.6", IN_FLIGHT_CORRECT), ("06.9", PLAN_CORRECT)):
+    assert not set(_sources) & set(CORRECT.get(_id, {})), f"duplicate alternative in {_id}"
+    CORRECT[_id] = {**CORRECT.get(_id, {}), **_sources}

@@ -133,8 +133,9 @@ def _check_reduce_scatter(run, n):
     for r in range(n):
         expected = [lengths[(r - s) % n] for s in range(n - 1)]
         assert sent[r] == expected, (
-            f"{_ranks(n)}: rank {r} sent chunks of {sent[r]} elements, expected the chunks "
-            f"(rank - step) % N, of {expected} elements: one chunk per step, N - 1 steps"
+            f"{_ranks(n)}, chunks 0 to {n - 1} of {lengths} elements: rank {r} sent messages "
+            f"of {sent[r]} elements in steps 0 to {len(sent[r]) - 1}, expected {expected} (one "
+            f"whole chunk per step, N - 1 = {n - 1} steps; the lengths tell which chunk went)"
         )
     assert unreceived == [0] * n, f"{_ranks(n)}: messages left unreceived: {unreceived}"
 
@@ -441,6 +442,10 @@ def _bucket_inputs(seed):
 
 
 _BUCKET_PARAMS = (3, 4, 5)  # 2.bias, then the last layer: not the order they arrive in
+_BUCKET_WHAT = (
+    "a bucket of [2.bias, 4.weight, 4.bias] of Sequential(Linear(5, 6), Tanh, Linear(6, 4), "
+    "Tanh, Linear(4, 3)), each pass on a batch of 3"
+)
 
 
 @probe(forbid=GRAD_BUCKET)
@@ -461,6 +466,27 @@ def bucket_events(nb, seed):
         events.append(("end", None))
     del bucket
     return events
+
+
+@probe(forbid=GRAD_BUCKET)
+def in_flight(nb, seed):
+    """The arrays handed to ``launch``, as they were at the launch and as they are when
+    backward has ended, where DDP waits for the (asynchronous) all-reduce to finish."""
+    model = _bucket_model()
+    params = list(model.parameters())
+    launched = []
+    bucket = nb.GradBucket(
+        [params[i] for i in _BUCKET_PARAMS],
+        lambda buffer: launched.append((buffer, np.array(buffer, dtype=np.float64, copy=True))),
+    )
+    passes = []
+    for x in _bucket_inputs(seed):
+        launched.clear()
+        model(x).pow(2).sum().backward()
+        # the wait: the all-reduce reads (and writes) the launched array until here
+        passes.append([(at_launch, np.array(a, dtype=np.float64)) for a, at_launch in launched])
+    del bucket
+    return passes
 
 
 def _expected_buffers(seed):
@@ -487,7 +513,7 @@ def test_bucket_launches_once_per_backward_with_the_gradients(run):
         f"launch was called {len(launches)} times in two backward passes; call it once per "
         "pass, when the last parameter of the bucket has its gradient (then start counting again)"
     )
-    _close(launches[0], expected[0], "the buffer launched in the first backward")
+    _close(launches[0], expected[0], f"{_BUCKET_WHAT}: the buffer launched in the first pass")
 
 
 # catches: a tensor hook (the incoming gradient) instead of the accumulated .grad
@@ -497,7 +523,73 @@ def test_bucket_uses_the_accumulated_gradient(run):
     launches = [e[1] for e in run(bucket_events, seed) if e[0] == "launch"]
     expected = _expected_buffers(seed)
     assert len(launches) == 2, f"launch was called {len(launches)} times in two backward passes"
-    _close(launches[1], expected[1], "the second backward's buffer (no zero_grad between)")
+    _close(
+        launches[1], expected[1], f"{_BUCKET_WHAT}: the second pass's buffer (no zero_grad between)"
+    )
+
+
+# catches: the buffer zeroed (or scaled, or refilled) right after its launch, a scratch array
+# shared by every bucket: harmless for an all-reduce that copies at once, fatal for an
+# asynchronous one, which reads and writes the launched array until it is waited on
+@exercise("06.6")
+def test_the_launched_buffer_is_left_alone_until_the_wait(run):
+    seed = int(run.rng.integers(1000))
+    passes = run(in_flight, seed)
+    expected = _expected_buffers(seed)
+    for k, launched in enumerate(passes):
+        assert len(launched) == 1, f"{_BUCKET_WHAT}: pass {k + 1} launched {len(launched)} times"
+        at_launch, at_wait = launched[0]
+        _close(at_launch, expected[k], f"{_BUCKET_WHAT}: pass {k + 1}'s buffer at its launch")
+        if not np.array_equal(at_launch, at_wait):
+            raise AssertionError(
+                f"{_BUCKET_WHAT}, pass {k + 1}: the array handed to launch held "
+                f"{np.round(at_launch, 4)} at the launch, but {np.round(at_wait, 4)} when "
+                "backward ended, where DDP waits for its all-reduce: an asynchronous "
+                "all-reduce reads and writes that array until then, so nothing else may "
+                "write into it"
+            )
+
+
+@probe(forbid=GRAD_BUCKET)
+def called_directly(nb, seed, order):
+    """A bucket whose hook registrations are held back, as DDP's own hook holds them (it
+    calls ``bucket._grad_ready(p)`` itself, to honour ``no_sync``): launches per pass."""
+    from minitorch.mine.ddp import _hooks_held_back
+
+    model = _bucket_model()
+    params = list(model.parameters())
+    mine = [params[i] for i in _BUCKET_PARAMS]
+    launches = []
+    with _hooks_held_back() as held:
+        bucket = nb.GradBucket(mine, lambda b: launches.append(np.array(b, dtype=np.float64)))
+    registered = sorted(next(k for k, q in enumerate(params) if q is p) for p, _ in held)
+    rng = np.random.default_rng(seed)
+    expected = []
+    for _ in range(2):
+        for p in mine:
+            p.grad = minitorch.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+        expected.append(np.concatenate([p.grad.numpy().ravel() for p in mine]).tolist())
+        for k in order:
+            bucket._grad_ready(mine[k])
+    return registered, launches, expected
+
+
+# catches: the hook method under another name (DDP calls bucket._grad_ready(p) itself), a
+# hook registered on only some parameters, or twice on one
+@exercise("06.6")
+def test_ddp_can_call_the_hook_method_itself(run):
+    seed = int(run.rng.integers(1000))
+    registered, launches, expected = run(called_directly, seed, [2, 0, 1])
+    assert registered == sorted(_BUCKET_PARAMS), (
+        f"{_BUCKET_WHAT}: hooks were registered on the parameters at {registered} of "
+        f"model.parameters(), expected one on each of {sorted(_BUCKET_PARAMS)}"
+    )
+    assert len(launches) == 2, (
+        f"{_BUCKET_WHAT}: called as bucket._grad_ready(p) for each parameter, twice over, it "
+        f"launched {len(launches)} times, expected 2"
+    )
+    for k in range(2):
+        _close(launches[k], expected[k], f"{_BUCKET_WHAT}: the buffer of call round {k + 1}")
 
 
 # catches: launching at the end of backward (queue_callback) instead of when full
@@ -539,14 +631,17 @@ def test_bucket_of_parameters_with_equal_shapes(run):
 @probe(forbid=GRAD_BUCKET)
 def two_buckets(nb, seed):
     """Two buckets whose parameters arrive interleaved (each holds a weight of the last layer
-    and one of the first), two backward passes: what each launched."""
+    and one of the first), two backward passes: what each launched, at its launch and when
+    backward had ended (where DDP waits for the all-reduces)."""
     minitorch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
     first, _, last = model
     groups = {"weights": [last.weight, first.weight], "biases": [last.bias, first.bias]}
     launches = {k: [] for k in groups}
     keep = [
-        nb.GradBucket(params, lambda b, k=k: launches[k].append(np.array(b, dtype=np.float64)))
+        nb.GradBucket(
+            params, lambda b, k=k: launches[k].append([np.array(b, dtype=np.float64), b, None])
+        )
         for k, params in groups.items()
     ]
     rng = np.random.default_rng(seed)
@@ -557,12 +652,22 @@ def two_buckets(nb, seed):
         model(x).pow(2).sum().backward()
         for k, params in groups.items():
             expected[k].append(np.concatenate([p.grad.numpy().ravel() for p in params]))
+            for entry in launches[k]:
+                if entry[2] is None:  # the launched array as it is at the wait
+                    entry[1:] = [None, np.array(entry[1], dtype=np.float64)]
     del keep
-    return launches, expected
+    return {k: [(e[0], e[2]) for e in v] for k, v in launches.items()}, expected
+
+
+_TWO_BUCKETS = (
+    "Sequential(Linear(3, 5), Tanh, Linear(5, 2)), one bucket of [2.weight, 0.weight] and one "
+    "of [2.bias, 0.bias]"
+)
 
 
 # catches: the count of arrived gradients kept on the class (shared by every bucket of the
-# model) instead of on each bucket
+# model) instead of on each bucket; one scratch array shared by the buckets, which the
+# second bucket overwrites while the first one's all-reduce is still in flight
 @exercise("06.6")
 def test_two_buckets_keep_their_own_counts(run):
     launches, expected = run(two_buckets, int(run.rng.integers(1000)))
@@ -571,8 +676,10 @@ def test_two_buckets_keep_their_own_counts(run):
             f"the bucket of the {k} launched {len(buffers)} times in two backward passes; "
             "each bucket counts its own parameters and launches once per pass"
         )
-        for b, e in zip(buffers, expected[k], strict=True):
-            _close(b, e, f"the bucket of the {k}")
+        for n, ((at_launch, at_wait), e) in enumerate(zip(buffers, expected[k], strict=True)):
+            what = f"{_TWO_BUCKETS}: the bucket of the {k}, pass {n + 1}"
+            _close(at_launch, e, f"{what}, at its launch")
+            _close(at_wait, e, f"{what}, when backward ended (its all-reduce still reads it)")
 
 
 # --- 06.7 averaging gradients -------------------------------------------------------------
@@ -588,6 +695,12 @@ class _Frozen(nn.Module):
 
     def forward(self, x):
         return self.head(self.body(x).tanh()) * self.scale
+
+
+_FROZEN_WHAT = (
+    "a model of body=Linear(4, 3), head=Linear(3, 2), unused=Linear(2, 2) (never called, so "
+    "no gradient) and a frozen scale (requires_grad=False), rank r's batch of r + 2 rows"
+)
 
 
 def _rank_batch(rank, seed):
@@ -635,21 +748,25 @@ def _check_average(run, n):
     for r in range(n):
         for k, name in enumerate(names):
             if per_rank[0][k] is None:
-                assert got[r][k] is None, f"rank {r}: {name} had no gradient, and must keep None"
+                assert got[r][k] is None, (
+                    f"{_FROZEN_WHAT}: rank {r}'s {name} had no gradient, and must keep None"
+                )
                 continue
             total = sum(g[k] for g in per_rank)
             mean = total / n
-            assert got[r][k] is not None, f"rank {r}: {name}.grad is None after averaging"
-            checked_array(got[r][k], mean, f"rank {r}'s {name}.grad")
+            assert got[r][k] is not None, (
+                f"{_FROZEN_WHAT}: rank {r}'s {name}.grad is None after averaging"
+            )
+            checked_array(got[r][k], mean, f"{_FROZEN_WHAT}: rank {r}'s {name}.grad")
             if np.allclose(got[r][k], total, rtol=1e-5, atol=1e-6):
                 raise AssertionError(
-                    f"{n} ranks: rank {r}'s {name}.grad is the sum over the ranks, not the "
-                    f"average: divide it by world_size ({n})"
+                    f"{n} ranks, {_FROZEN_WHAT}: rank {r}'s {name}.grad is the sum over the "
+                    f"ranks, not the average: divide it by world_size ({n})"
                 )
             if not np.allclose(got[r][k], mean, rtol=1e-5, atol=1e-6):
                 raise AssertionError(
-                    f"{n} ranks: rank {r}'s {name}.grad is not the average of the ranks' "
-                    f"gradients: element 0 is {got[r][k].flat[0]:.6g}, expected "
+                    f"{n} ranks, {_FROZEN_WHAT}: rank {r}'s {name}.grad is not the average of "
+                    f"the ranks' gradients: element 0 is {got[r][k].flat[0]:.6g}, expected "
                     f"{mean.flat[0]:.6g} (off by up to {np.abs(got[r][k] - mean).max():.3g})"
                 )
     # Right values: was the division a tensor op, or a write into the numpy array?
@@ -831,3 +948,143 @@ def test_a_backward_per_micro_batch_and_the_gradients_kept(run):
                 "after accumulate_and_step the .grad are not the full batch's gradients "
                 "(zero_grad comes first, before the micro-batches)"
             )
+
+
+# --- 06.9 design: plan the buckets -----------------------------------------------------------
+#: The goal: a plan exposes at most this much more communication than the best plan.
+PLAN_SLACK = 1.15
+#: The grader's tasks (seeds of _plan_task): networks of 5 to 10 layers; in three of them two
+#: layers' gradients come in another order than the reverse of their registration.
+PLAN_TASKS = (1, 7, 19, 37)
+
+
+def _plan_task(seed):
+    """A network's gradients as a backward pass produces them, and a link: ``sizes`` (bytes),
+    ``ready`` (microseconds after backward started), ``latency`` (microseconds per
+    all-reduce) and ``bandwidth`` (bytes per microsecond)."""
+    rng = np.random.default_rng(seed)
+    layers = int(rng.integers(4, 11))
+    hidden = int(rng.choice([128, 256, 384, 512]))
+    widths = [int(rng.choice([32, 64, 784, 1024]))] + [hidden] * (layers - 1)
+    widths.append(int(rng.choice([10, 100, 1000])))
+    sizes = []
+    for k in range(layers):  # weight, then bias, as nn.Linear registers them
+        sizes += [4 * widths[k] * widths[k + 1], 4 * widths[k + 1]]
+    speed, t = float(rng.uniform(4000, 12000)), float(rng.uniform(10, 50))
+    ready = [0.0] * len(sizes)
+    order = list(range(layers))[::-1]
+    if rng.random() < 0.4:  # two layers whose backward runs in the other order
+        i = int(rng.integers(0, layers - 1))
+        order[i], order[i + 1] = order[i + 1], order[i]
+    for k in order:
+        t += (5 + sizes[2 * k] / speed) * float(rng.uniform(0.8, 1.2))
+        ready[2 * k], ready[2 * k + 1] = round(t, 1), round(t + 0.5, 1)
+    bandwidth = sum(sizes) / (t * float(rng.uniform(0.3, 0.9)))
+    latency = t * float(rng.uniform(0.01, 0.05))
+    return sizes, ready, latency, bandwidth
+
+
+def _exposed(plan, sizes, ready, latency, bandwidth):
+    """The cost model of 06.9: how long after the last gradient the last all-reduce ends."""
+    link_free = 0.0
+    for bucket in plan:
+        start = max(link_free, max(ready[i] for i in bucket))
+        link_free = start + latency + sum(sizes[i] for i in bucket) / bandwidth
+    return link_free - max(ready)
+
+
+def _best_exposed(sizes, ready, latency, bandwidth):
+    """The least exposure any plan reaches: some best plan cuts the gradients, in the order
+    they become ready, into runs, and the earliest the link can be free after the first j
+    of them is found from those after fewer."""
+    order = sorted(range(len(sizes)), key=lambda i: ready[i])
+    free = [0.0]
+    for j in range(1, len(order) + 1):
+        free.append(
+            min(
+                max(free[i], ready[order[j - 1]])
+                + latency
+                + sum(sizes[q] for q in order[i:j]) / bandwidth
+                for i in range(j)
+            )
+        )
+    return free[-1] - max(ready)
+
+
+def _describe_task(k, sizes, ready, latency, bandwidth):
+    many = "s" if len(sizes) != 1 else ""
+    return (
+        f"task {k} ({len(sizes)} parameter{many} of {min(sizes)} to {max(sizes)} bytes, "
+        f"gradients ready from {min(ready):g} to {max(ready):g} us, latency {latency:.1f} us, "
+        f"bandwidth {bandwidth:.0f} bytes/us)"
+    )
+
+
+@probe
+def plans(nb, tasks):
+    out = []
+    for sizes, ready, latency, bandwidth in tasks:
+        given_sizes, given_ready = list(sizes), list(ready)
+        plan = nb.plan_buckets(given_sizes, given_ready, latency, bandwidth)
+        untouched = given_sizes == list(sizes) and given_ready == list(ready)
+        try:
+            plan = [[int(i) for i in bucket] for bucket in plan]
+        except TypeError:
+            raise TypeError(
+                f"plan_buckets returned {plan!r}: expected a list of buckets, each a list "
+                "of parameter indices"
+            ) from None
+        out.append((plan, untouched))
+    return out
+
+
+def _check_plan(k, task, plan, untouched):
+    sizes, ready, latency, bandwidth = task
+    what = _describe_task(k, *task)
+    assert untouched, f"{what}: plan_buckets changed the caller's sizes or ready"
+    assert all(plan), f"{what}: the plan {plan} has an empty bucket"
+    found = sorted(i for bucket in plan for i in bucket)
+    assert found == list(range(len(sizes))), (
+        f"{what}: the plan {plan} holds the indices {found}; every index from 0 to "
+        f"{len(sizes) - 1} must be in exactly one bucket"
+    )
+    got = _exposed(plan, *task)
+    best = _best_exposed(*task)
+    one = _exposed([list(range(len(sizes)))], *task)
+    assert got <= PLAN_SLACK * best + 1e-6, (
+        f"{what}: your plan {plan} exposes {got:.1f} us of communication after backward "
+        f"ends; the best plan exposes {best:.1f} us, and the goal is at most "
+        f"{PLAN_SLACK:g} x that, {PLAN_SLACK * best:.1f} us (one bucket of everything: "
+        f"{one:.1f} us)"
+    )
+
+
+# catches: an index left out or given twice, an empty bucket, the caller's lists sorted in
+# place; a plan for one parameter
+@exercise("06.9")
+def test_plan_is_a_plan(run):
+    one = ([4096], [12.5], 3.0, 100.0)
+    small = _plan_task(int(run.rng.integers(1000, 2000)))
+    for k, (task, (plan, untouched)) in enumerate(
+        zip((one, small), run(plans, [one, small]), strict=True)
+    ):
+        sizes, ready, latency, bandwidth = task
+        what = _describe_task(k, *task)
+        assert untouched, f"{what}: plan_buckets changed the caller's sizes or ready"
+        assert all(plan), f"{what}: the plan {plan} has an empty bucket"
+        found = sorted(i for bucket in plan for i in bucket)
+        assert found == list(range(len(sizes))), (
+            f"{what}: the plan {plan} holds the indices {found}; every index from 0 to "
+            f"{len(sizes) - 1} must be in exactly one bucket"
+        )
+
+
+# catches: one bucket of everything (no overlap), a bucket per parameter (a latency per
+# gradient), a fixed cap (DDP's 25 MiB, 1 MiB, a quarter of the model), the buckets in the
+# registration order's reverse when backward runs in another order, buckets launched from the
+# first layer's, plans that ignore the latency or the bandwidth, a search over one cap alone
+@exercise("06.9")
+def test_plans_meet_the_goal(run):
+    tasks = [_plan_task(seed) for seed in PLAN_TASKS]
+    for k, (task, (plan, untouched)) in enumerate(zip(tasks, run(plans, tasks), strict=True)):
+        _check_plan(k, task, plan, untouched)
