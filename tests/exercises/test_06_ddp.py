@@ -88,8 +88,13 @@ def _close(got, expected, what):
     assert got.shape == np.shape(expected), (
         f"{what}: got shape {got.shape}, expected {np.shape(expected)}"
     )
-    if not np.allclose(got, expected, rtol=1e-9, atol=1e-9):
-        raise AssertionError(f"{what}: got {np.round(got, 4)}, expected {np.round(expected, 4)}")
+    bad = ~np.isclose(got, expected, rtol=1e-9, atol=1e-9)
+    if bad.any():  # (the first element that differs: a whole buffer does not fit a message)
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{what}: element {i} of {got.size} is {float(got[i]):.6g}, expected "
+            f"{float(np.asarray(expected)[i]):.6g} ({int(bad.sum())} elements differ)"
+        )
 
 
 def _ranks(n):
@@ -540,11 +545,14 @@ def test_the_launched_buffer_is_left_alone_until_the_wait(run):
         assert len(launched) == 1, f"{_BUCKET_WHAT}: pass {k + 1} launched {len(launched)} times"
         at_launch, at_wait = launched[0]
         _close(at_launch, expected[k], f"{_BUCKET_WHAT}: pass {k + 1}'s buffer at its launch")
-        if not np.array_equal(at_launch, at_wait):
+        changed = np.flatnonzero(np.asarray(at_launch) != np.asarray(at_wait))
+        if changed.size:
+            i = int(changed[0])
             raise AssertionError(
-                f"{_BUCKET_WHAT}, pass {k + 1}: the array handed to launch held "
-                f"{np.round(at_launch, 4)} at the launch, but {np.round(at_wait, 4)} when "
-                "backward ended, where DDP waits for its all-reduce: an asynchronous "
+                f"{_BUCKET_WHAT}, pass {k + 1}: element {i} of the array handed to launch "
+                f"held {float(at_launch.flat[i]):.6g} at the launch, but "
+                f"{float(at_wait.flat[i]):.6g} when backward ended ({changed.size} elements "
+                "changed), where DDP waits for its all-reduce: an asynchronous "
                 "all-reduce reads and writes that array until then, so nothing else may "
                 "write into it"
             )
@@ -839,7 +847,7 @@ def _accum_data(seed, k):
 
 
 @probe
-def accumulate(nb, seed, k):
+def accumulate(nb, seed, k, stale=False):
     import minitorch.distributed.ddp as ddp_module
 
     if dist.is_initialized():
@@ -867,6 +875,9 @@ def accumulate(nb, seed, k):
             (minitorch.from_numpy(x[i * 4 : (i + 1) * 4]), minitorch.tensor(y[i * 4 : (i + 1) * 4]))
             for i in range(k)
         ]
+        if stale:  # what an earlier backward left in .grad
+            for p in model.module.parameters():
+                p.grad = minitorch.full(p.shape, 0.25)
         with forbidding(ACCUMULATE, nb):
             loss = nb.accumulate_and_step(model, opt, micro, F.cross_entropy)
         if not isinstance(loss, float):
@@ -907,6 +918,23 @@ def test_accumulation_equals_the_full_batch_step(run):
             raise AssertionError(
                 "the parameters after the step differ from one step on the full batch "
                 f"(by up to {np.abs(got - expected).max():.3g})"
+            )
+
+
+# catches: no zero_grad at all (gradients left in .grad before the call take part in the step)
+@exercise("06.8")
+def test_gradients_from_before_the_call_take_no_part(run):
+    seed, k = int(run.rng.integers(1000)), 2
+    _, params, _, _, _, _ = run(accumulate, seed, k, True)
+    _, want, _ = _full_batch_step(seed, k)
+    for got, expected in zip(params, want, strict=True):
+        got = checked_array(got, expected, "a parameter after the step")
+        if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+            raise AssertionError(
+                "with every .grad holding 0.25 before the call (what an earlier backward "
+                "leaves), the parameters after the step differ from one step on the full batch "
+                f"(by up to {np.abs(got - expected).max():.3g}): nothing in .grad before the "
+                "call may take part"
             )
 
 
