@@ -29,7 +29,7 @@ def run(
         result = mine.compare(workload, dict(namespace), tol)
     except mine.Mismatch as err:
         if picture is not None and err.yours is not None:  # (None: your run raised)
-            _show(picture(err.package, err.yours))
+            show_figure(picture(err.package, err.yours))
         raise
     print(result.mine)
     yours = result.mine.yours()
@@ -38,13 +38,13 @@ def run(
             f"\nOn your {len(yours)} piece(s) the framework computed what the package's computes."
         )
     else:
-        print("\nNo piece of yours is finished yet: both runs used the package's pieces.")
+        print("\nNo piece of yours is finished yet: it ran once, on the package's pieces.")
     if picture is not None:
-        _show(picture(result.package, result.yours))
+        show_figure(picture(result.package, result.yours))
     return result
 
 
-def _show(fig: Figure) -> None:
+def show_figure(fig: Figure) -> None:
     """Show the figure as a PNG in the notebook (it is shown before an error is raised, so it
     can't wait to be the cell's last value)."""
     try:

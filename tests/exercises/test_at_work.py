@@ -30,14 +30,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 from mutants import cases, mutant_namespace  # noqa: E402
 
 
+def _opens_a_section(cell: dict) -> bool:
+    return cell["cell_type"] == "markdown" and "".join(cell["source"]).startswith("## ")
+
+
 def at_work_code(chapter_id: str) -> str | None:
-    """The code of the solution notebook's closing section (None: it has none)."""
+    """The code of the solution notebook's "Your framework at work" section, up to the next
+    ``##`` heading (chapter 08's finale, after it, trains for minutes) (None: it has none)."""
     cells = read_notebook(manifest.chapter(chapter_id).solution)["cells"]
     for i, cell in enumerate(cells):
         if opens_at_work(cell):
-            return "\n".join(
-                "".join(c["source"]) for c in cells[i + 1 :] if c["cell_type"] == "code"
-            )
+            section = []
+            for c in cells[i + 1 :]:
+                if _opens_a_section(c):
+                    break
+                if c["cell_type"] == "code":
+                    section.append("".join(c["source"]))
+            return "\n".join(section)
     return None
 
 
