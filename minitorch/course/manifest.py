@@ -268,6 +268,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 ("minitorch.jit.fusion:group_elementwise",),
             ),
             Exercise("05.7", "The guard check", 3),
+            Exercise("05.8", "Ship a model with control flow", 4),
         ),
     ),
     Chapter(

@@ -94,3 +94,61 @@ def _arrow(y_from: float, y_to: float, span: int, side: int) -> Any:
     return FancyArrowPatch(
         path=path, arrowstyle="->", mutation_scale=8, color="#777777", lw=0.8, zorder=2
     )
+
+
+# --- counting what a compiled call costs, and reading a guard's line ----------------------
+def graph_cost(graph: Graph) -> tuple[int, float]:
+    """(nodes that run, KiB they read and write) for one run of ``graph``, counted from the
+    dtypes and shapes its Values recorded: ``constant`` and ``get_attr`` nodes run nothing,
+    every other node reads its inputs and writes its outputs once (a fused node keeps its
+    intermediates in buffers of its own)."""
+    import numpy as np
+
+    runs, moved = 0, 0
+    for node in graph.nodes:
+        if node.op in ("constant", "get_attr"):
+            continue
+        runs += 1
+        for v in [*node.inputs, *node.outputs]:
+            if v.shape is not None and v.dtype is not None:
+                moved += int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize
+    return runs, moved / 2**10
+
+
+def count_applies(fn: Any, *args: Any) -> int:
+    """How many times ``fn(*args)`` goes through ``Function.apply``."""
+    from ..function import register_apply_hook
+
+    calls = []
+    with register_apply_hook(lambda cls, a, k, out: calls.append(cls)):
+        fn(*args)
+    return len(calls)
+
+
+GUARD_WORDS = ("grad mode", "not a tensor", "ndim", "size mismatch at index", "dtype",
+               "requires_grad", "value")  # fmt: skip
+
+
+def guard_line(line: str) -> tuple:
+    """A recompile reason as ``(what failed, argument, expected, actual)``, read the way
+    05.7's tests read it: the first of :data:`GUARD_WORDS` it holds (with the index of a size),
+    the argument's quoted name, and the values after ``expected`` and ``actual``. The
+    package's line for a Python value (``n == 3 failed: it is now 3.0``) reads the same."""
+    import re
+
+    line = line.split("triggered by the guard failure: ", 1)[-1]
+    old = re.fullmatch(r"(\w+) == (.+) failed: it is now (.+)", line)
+    if old:
+        return ("value", old.group(1), old.group(2), old.group(3))
+    line = line.replace("is no longer a tensor", "is not a tensor")
+    kind = next((w for w in GUARD_WORDS if w in line), None)
+    if kind == "size mismatch at index":
+        found = re.search(r"size mismatch at index (\d+)", line)
+        kind = found.group(0) if found else kind
+    name = re.search(r"'(\w+)'", line)
+
+    def after(word: str) -> str | None:
+        found = re.search(rf"\b{word}[\s:=]{{1,3}}([\w.'\-]+?)(?=[\s,;)]|$|\.\s|\.$)", line)
+        return found.group(1) if found else None
+
+    return (kind, name.group(1) if name else None, after("expected"), after("actual"))

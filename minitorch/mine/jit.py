@@ -109,3 +109,55 @@ def _group(mine: Any, group_elementwise: Any) -> None:
     mine.patches.replace(
         fusion, "fuse_elementwise", named("05.6", "group_elementwise's groups", fuse)
     )
+
+
+@piece("05.7", "first_failed_guard", site="minitorch.compile: which guard fails, and why")
+def _guards(mine: Any, first_failed_guard: Any) -> None:
+    """``minitorch.compile`` checks the learner's guard in place of its own on grad mode and
+    on each positional argument (a tensor's type, dims, sizes, dtype and requires_grad; a
+    Python value's type and value); its other guards (autocast, a tensor's device and
+    strides, keywords, the module's flags, the globals the code reads, captured constants)
+    stay the package's and run after it."""
+    import copy
+    import importlib
+
+    from ..autograd import is_grad_enabled
+    from ..jit.read_guards import Guard
+    from ..tensor import Tensor
+
+    learner = mine.wrap("05.7", "first_failed_guard", first_failed_guard)
+    compiled = importlib.import_module("minitorch.jit.compile")  # (jit.compile: the function)
+    package = compiled.CompiledFunction._guards
+
+    def _guards(self: Any, args: tuple, kwargs: dict, graph: Any, reads: Any = None) -> list:
+        guards = package(self, args, kwargs, graph, reads)
+        names = self._input_names(len(args))
+        entries, replaced = [], {f"is_grad_enabled() == {is_grad_enabled()}"}
+        for name, a in zip(names, args, strict=True):
+            if isinstance(a, Tensor):
+                shape = tuple(a.shape)
+                entries.append(
+                    {"name": name, "kind": "tensor", "shape": shape, "dtype": a.dtype.name,
+                     "requires_grad": a.requires_grad}
+                )  # fmt: skip
+                replaced |= {
+                    f"{name} is a Tensor",
+                    f"{name}.shape == {shape}",
+                    f"{name}.dtype == {a.dtype.name}",
+                    f"{name}.requires_grad == {a.requires_grad}",
+                }
+            else:
+                entries.append({"name": name, "kind": "value", "value": copy.deepcopy(a)})
+                replaced.add(f"{name} == {a!r}")
+        spec = {"grad_enabled": is_grad_enabled(), "args": entries}
+
+        def check(call_args: tuple, call_kwargs: dict) -> str | None:
+            if len(call_args) != len(entries):
+                return f"{len(call_args)} positional arguments, traced with {len(entries)}"
+            problem = learner(spec, list(call_args), is_grad_enabled())
+            return None if problem is None else str(problem)
+
+        kept = [g for g in guards if g.description not in replaced]
+        return [Guard("your first_failed_guard (05.7)", check), *kept]
+
+    mine.patches.replace(compiled.CompiledFunction, "_guards", _guards)

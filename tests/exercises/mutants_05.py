@@ -2186,3 +2186,286 @@ for _exercise, _new in _THIRD_CORRECT.items():
     CORRECT.setdefault(_exercise, (MUTANTS[_exercise][0], {}))
     assert not set(_new) & set(CORRECT[_exercise][1]), _exercise
     CORRECT[_exercise][1].update(_new)
+
+
+# --- a fourth round (issue 35): rules the texts state that no test checked, the guard's two
+# values swapped, and the design task 05.8 ------------------------------------------------
+_FOURTH = {
+    "05.5": {
+        # "two constants may hold different values": constants merged by what they look like
+        "constants_merged_by_dtype_and_shape": _CSE_HEAD
+        + """
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if node.op == "constant":
+        key = ("constant", node.outputs[0].dtype, node.outputs[0].shape)
+    elif is_pure(node):
+        key = node_key(node)
+    else:
+        kept.append(node)
+        continue
+    if key in seen:
+        for old, new in zip(node.outputs, seen[key].outputs):
+            replaced[old] = new
+        continue
+    seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+        # (requires_grad in the key keeps a captured weight apart: only two plain tensors of
+        # one dtype and shape are merged)
+        "constants_keyed_by_dtype_shape_and_grad": _CSE_HEAD
+        + """
+    for v in node.inputs:
+        if v in replaced:
+            node.replace_input(v, replaced[v])
+    if is_pure(node):
+        if node.op == "constant":
+            c = node.args[0]
+            key = ("constant", str(c.dtype), tuple(c.shape), c.requires_grad)
+        else:
+            key = node_key(node)
+        if key in seen:
+            for old, new in zip(node.outputs, seen[key].outputs):
+                replaced[old] = new
+            continue
+        seen[key] = node
+    kept.append(node)
+g.nodes = kept
+g.outputs = [replaced.get(v, v) for v in g.outputs]
+return g
+""",
+    },
+    "05.6": {
+        # "the first input v for which both hold": giving up after the first grouped input
+        "gives_up_after_the_first_grouped_input": _groups()
+        .replace(
+            "            if not any(g in depends.get(u, set()) for u in others):\n"
+            "                chosen = g\n"
+            "                break",
+            "            if not any(g in depends.get(u, set()) for u in others):\n"
+            "                chosen = g\n"
+            "            break",
+        )
+        .replace(
+            "            if g is None or groups[g][0].outputs[0].shape != shape:\n"
+            "                continue",
+            "            if g is None:\n"
+            "                continue\n"
+            "            if groups[g][0].outputs[0].shape != shape:\n"
+            "                break",
+        ),
+        "gives_up_after_a_cycle_only": _groups().replace(
+            "            if not any(g in depends.get(u, set()) for u in others):\n"
+            "                chosen = g\n"
+            "                break",
+            "            if not any(g in depends.get(u, set()) for u in others):\n"
+            "                chosen = g\n"
+            "            break",
+        ),
+    },
+    "05.7": {
+        "expected_and_actual_swapped": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {grad_enabled}, actual {spec['grad_enabled']}"
+for guard, a in zip(spec["args"], args, strict=True):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {a!r}, actual {guard['value']!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {a.ndim}, actual {len(shape)}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {got}, actual {e}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {a.dtype.name}, actual {guard['dtype']}"
+    if a.requires_grad != guard["requires_grad"]:
+        return (f"tensor '{name}' requires_grad mismatch. expected {a.requires_grad}, "
+                f"actual {guard['requires_grad']}")
+return None
+""",
+        "sizes_swapped_only": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args, strict=True):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch. expected {guard['value']!r}, actual {a!r}"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {got}, actual {e}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if a.requires_grad != guard["requires_grad"]:
+        return (f"tensor '{name}' requires_grad mismatch. expected {guard['requires_grad']}, "
+                f"actual {a.requires_grad}")
+return None
+""",
+        "values_written_with_str": """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch. expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args, strict=True):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        if type(a) is not type(guard["value"]) or a != guard["value"]:
+            return f"value of '{name}' mismatch"
+        continue
+    if not isinstance(a, Tensor):
+        return f"'{name}' is not a tensor"
+    shape = tuple(guard["shape"])
+    if a.ndim != len(shape):
+        return f"tensor '{name}' ndim mismatch. expected {len(shape)}, actual {a.ndim}"
+    for i, (e, got) in enumerate(zip(shape, a.shape)):
+        if e != got:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {got}"
+    if a.dtype.name != guard["dtype"]:
+        return f"tensor '{name}' dtype mismatch. expected {guard['dtype']}, actual {a.dtype.name}"
+    if a.requires_grad != guard["requires_grad"]:
+        return f"tensor '{name}' requires_grad mismatch"
+return None
+""",
+    },
+}
+
+for _exercise, _new in _FOURTH.items():
+    assert not set(_new) & set(MUTANTS[_exercise][1]), _exercise
+    MUTANTS[_exercise][1].update(_new)
+
+# 05.7's alternatives say which value is which, in words of their own
+CORRECT["05.7"][1]["shape_compared_as_a_whole_first"] = """
+if grad_enabled != spec["grad_enabled"]:
+    return f"grad mode mismatch: expected {spec['grad_enabled']}, actual {grad_enabled}"
+for guard, a in zip(spec["args"], args):
+    name = guard["name"]
+    if guard["kind"] == "value":
+        v = guard["value"]
+        if type(a) != type(v) or a != v:
+            return f"value of '{name}' mismatch. expected {v!r}, actual {a!r}"
+    elif not isinstance(a, Tensor):
+        return f"argument '{name}' is not a tensor (got {type(a).__name__})"
+    else:
+        want = tuple(guard["shape"])
+        if len(want) != a.ndim:
+            return f"tensor '{name}' ndim mismatch: expected={len(want)} actual={a.ndim}"
+        if tuple(a.shape) != want:
+            i = next(i for i, (e, s) in enumerate(zip(want, a.shape)) if e != s)
+            return (f"tensor '{name}' size mismatch at index {i}: "
+                    f"expected {want[i]}, actual {a.shape[i]}")
+        if a.dtype.name != guard["dtype"]:
+            return (f"tensor '{name}' dtype mismatch: "
+                    f"expected {guard['dtype']}, actual {a.dtype.name}")
+        if bool(a.requires_grad) != bool(guard["requires_grad"]):
+            return (f"tensor '{name}' requires_grad mismatch: "
+                    f"expected {guard['requires_grad']}, actual {a.requires_grad}")
+return None
+"""
+CORRECT["05.7"][1]["messages_worded_differently"] = """
+if grad_enabled is not spec["grad_enabled"] and grad_enabled != spec["grad_enabled"]:
+    return f"guard on grad mode failed: actual {grad_enabled} (expected {spec['grad_enabled']})"
+for i, guard in enumerate(spec["args"]):
+    a, name = args[i], guard["name"]
+    if guard["kind"] == "value":
+        want = guard["value"]
+        if not (type(a) is type(want) and a == want):
+            return f"argument '{name}': value actual: {a!r}, expected: {want!r}"
+    elif not isinstance(a, Tensor):
+        return f"argument '{name}' is not a tensor but {type(a).__name__}"
+    elif len(a.shape) != len(guard["shape"]):
+        return f"argument '{name}': ndim actual {len(a.shape)} != expected {len(guard['shape'])}"
+    else:
+        for j in range(len(a.shape)):
+            if a.shape[j] != guard["shape"][j]:
+                return (f"argument '{name}': size mismatch at index {j} "
+                        f"(actual {a.shape[j]}, expected {guard['shape'][j]})")
+        if str(a.dtype.name) != guard["dtype"]:
+            return f"argument '{name}': dtype actual {a.dtype.name}, expected {guard['dtype']}"
+        if bool(a.requires_grad) != guard["requires_grad"]:
+            return (f"argument '{name}': requires_grad actual {a.requires_grad}, "
+                    f"expected {guard['requires_grad']}")
+if len(args) != len(spec["args"]):
+    raise ValueError("one argument per guard")
+return None
+"""
+
+# --- 05.8: the design task (its two functions: each mutant redefines one of them) -----------
+MUTANTS["05.8"] = {
+    "traced_not_scripted": """
+def ship(model, example_inputs, path):
+    jit.trace(model, example_inputs).save(path)
+""",
+    "traced_and_optimized": """
+def ship(model, example_inputs, path):
+    jit.optimize(jit.trace(model, example_inputs)).save(path)
+""",
+    "pickled_model": """
+def ship(model, example_inputs, path):
+    import pickle
+
+    with open(path, "wb") as f:
+        pickle.dump(model, f)
+""",
+    "state_dict_only": """
+def ship(model, example_inputs, path):
+    minitorch.save(model.state_dict(), path)
+""",
+    "writes_nothing": """
+def ship(model, example_inputs, path):
+    jit.script(model)
+""",
+    "explained_before_it_ran": """
+def explain_breaks(model, inputs):
+    return minitorch.compile(model).explain()
+""",
+    "first_input_only": """
+def explain_breaks(model, inputs):
+    compiled = minitorch.compile(model)
+    compiled(*inputs[0])
+    return compiled.explain()
+""",
+    "every_line_named": """
+def explain_breaks(model, inputs):
+    import inspect
+
+    compiled = minitorch.compile(model)
+    for args in inputs:
+        compiled(*args)
+    name = inspect.getsourcefile(type(model)).rsplit("/", 1)[-1]
+    return compiled.explain() + "\\n" + " ".join(f"{name}:{i}" for i in range(1, 30))
+""",
+    "eager_model_explained": """
+def explain_breaks(model, inputs):
+    compiled = minitorch.compile(model, backend="eager")
+    for args in inputs[:1]:
+        compiled(*args)
+    return compiled.explain()
+""",
+}
+
+CORRECT["05.8"] = {
+    "scripted_then_optimized": """
+def ship(model, example_inputs, path):
+    jit.optimize(jit.script(model)).save(path)
+""",
+    "the_breaks_in_words_of_its_own": """
+def explain_breaks(model, inputs):
+    compiled = minitorch.compile(model)
+    for args in inputs:
+        compiled(*args)
+    return "compile breaks the graph at: " + ", ".join(compiled.graph_breaks)
+""",
+}

@@ -8,6 +8,7 @@ While a probe runs, the package's implementation of the piece under test is swit
 so an answer that hands the work to ``minitorch.jit`` fails with a message saying so.
 """
 
+import re
 import threading
 import types
 from contextlib import contextmanager
@@ -229,6 +230,26 @@ class _Stateful(nn.Module):
         return h * scale * (self.gain * 2.0) + y.sum()
 
 
+OTHER = mt.tensor([4.0, 5.0, 6.0])  # another captured tensor, of CAPTURED's dtype and shape
+
+
+def two_constants(x, y):
+    return x * CAPTURED + x * OTHER  # two constants that differ in value only: never one
+
+
+def narrow_first(x, y):
+    col = (x.sum(dim=1, keepdim=True) * 2.0).exp()  # a (rows, 1) group
+    wide = (y + 1.0).tanh()  # a (rows, cols) group
+    return (col + wide) * 0.5  # its first grouped input's shape differs: it joins the second
+
+
+def cycle_first(x, y):
+    a = (x * 2.0).exp()  # group A
+    b = (y - 1.0).abs()  # group B
+    s = a.sum(dim=1, keepdim=True) + b  # the sum is not elementwise and reads A; the add joins B
+    return (a * s + b).relu()  # the mul's first input is A's, but s depends on A: it joins B
+
+
 _CUSTOM_OPS = {"blended", "nested", "mixed", "repeat_in_containers", "keyword_weight"}
 MODULES = {"stateful": _Stateful}  # programs that are modules (their graphs read attributes)
 
@@ -255,6 +276,9 @@ PROGRAMS = {
         repeat_in_containers,
         keyword_weight,
         masked,
+        two_constants,
+        narrow_first,
+        cycle_first,
     )  # fmt: skip
 }
 
@@ -308,16 +332,40 @@ def describe(graph):
     }
 
 
+def _node_text(node):
+    """One node of :func:`describe` as the graph prints it: ``%2 = add(%0, %1)``."""
+    op, args, outs = node
+    names = ", ".join(f"%{o[0]}" for o in outs) or "()"
+    return f"{names} = {op}({', '.join(args)})"
+
+
 def _same_graph(got, expected, what):
     assert isinstance(got, dict) and "nodes" in got, f"{what}: returned {got!r}, not a graph"
-    g_nodes, e_nodes = [tuple(n) for n in got["nodes"]], [tuple(n) for n in expected["nodes"]]
+    g_nodes = [(n[0], tuple(n[1]), tuple(tuple(o) for o in n[2])) for n in got["nodes"]]
+    e_nodes = [(n[0], tuple(n[1]), tuple(tuple(o) for o in n[2])) for n in expected["nodes"]]
+    # the message names the node that is missing (or extra), not the node that happens
+    # to sit where the missing one should be
+    missing = [n for n in e_nodes if n not in g_nodes]
+    extra = [n for n in g_nodes if n not in e_nodes]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise AssertionError(
+            f"{what}: your graph has no node {_node_text(missing[0])}{more}; the expected "
+            f"graph has it. Your graph's ops: {[n[0] for n in g_nodes]}"
+        )
+    if extra:
+        more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
+        raise AssertionError(
+            f"{what}: your graph has the node {_node_text(extra[0])}{more}, which the expected "
+            f"graph has not. Expected ops: {[n[0] for n in e_nodes]}"
+        )
     for i, (g, e) in enumerate(zip(g_nodes, e_nodes, strict=False)):
         assert g == e, (
-            f"{what}: node {i} is {g[0]}{g[1]} -> {g[2]}, expected {e[0]}{e[1]} -> {e[2]}"
+            f"{what}: the same nodes in another order: node {i} is {_node_text(g)}, expected "
+            f"{_node_text(e)}"
         )
     assert len(g_nodes) == len(e_nodes), (
-        f"{what}: {len(g_nodes)} nodes, expected {len(e_nodes)} "
-        f"(ops {[n[0] for n in g_nodes]} vs {[n[0] for n in e_nodes]})"
+        f"{what}: {len(g_nodes)} nodes, expected {len(e_nodes)} (a node given twice?)"
     )
     assert list(got["outputs"]) == list(expected["outputs"]), (
         f"{what}: the graph returns {got['outputs']}, expected {expected['outputs']}"
@@ -488,10 +536,15 @@ def interpret(nb, name, arrays):
     with refusing(nb, *_INTERPRETER), _interpreter_refused():
         outs = nb.run_nodes(traced.graph, inputs, attrs)
     outs = list(outs)
-    floats = [o for o in outs if o.dtype.is_floating_point]
-    sum(o.sum() for o in floats).backward()
+    floats = [o for o in outs if isinstance(o, mt.Tensor) and o.dtype.is_floating_point]
+    graphless = [
+        i for i, o in enumerate(outs) if any(o is f for f in floats) and not o.requires_grad
+    ]
+    if not graphless:  # (backward of outputs with no graph raises: the judge says why)
+        sum(o.sum() for o in floats).backward()
     return {
         "outputs": [np.array(o.detach().numpy(), copy=True) for o in outs],
+        "graphless": graphless,
         "grads": [None if t.grad is None else t.grad.numpy().copy() for t in inputs],
         "param_grads": _grads_of(fn),
         "runs": counter.item(),
@@ -517,6 +570,14 @@ def _interpret_case(run, name, shapes):
     )
     for i, (g, e) in enumerate(zip(got["outputs"], outs, strict=True)):
         assert_close(g, e, f"{name}: output {i}", rtol=1e-5, atol=1e-6)
+    # catches: the loop run under no_grad (or on arrays, or the outputs detached): the
+    # outputs carry no autograd graph, and backward would raise a bare RuntimeError
+    assert not got["graphless"], (
+        f"run_nodes on {name}: output {got['graphless'][0]} does not require grad, although "
+        "the inputs do and eager's output does: autograd recorded nothing while your loop "
+        "ran, so no gradient can reach the inputs or the parameters (each node's op must be "
+        "recorded as eager records it)"
+    )
     for i, (g, e) in enumerate(zip(got["grads"], grads, strict=True)):
         assert g is not None, f"{name}: no gradient reached input {i}: run every node with apply"
         assert_close(g, e, f"{name}: the gradient of input {i}", rtol=1e-4, atol=1e-6)
@@ -667,6 +728,13 @@ def test_cse_keeps_different_nodes_apart(run):
     _pass_case(run, "eliminate_common_subexpressions", "chain", [(2, 2), (2, 2)])
 
 
+# catches: constant nodes merged whatever they hold (keyed by op, dtype and shape, or by
+# their printed form): two captured tensors that differ only in value become one
+@exercise("05.5")
+def test_cse_never_merges_constants_that_differ_in_value(run):
+    _pass_case(run, "eliminate_common_subexpressions", "two_constants", [(2, 3), (2, 3)])
+
+
 # catches: merging two identical in-place writes (nodes that are not pure each run)
 @exercise("05.5")
 def test_cse_never_merges_writes(run):
@@ -727,7 +795,10 @@ def _group_case(run, name, shapes):
     expected = _reference_groups(graph)
     assert isinstance(got, list), f"group_elementwise returned {got!r}, not a list of groups"
     got = [list(g) for g in got]
-    assert got == expected, f"on {name}: groups {got}, expected {expected}"
+    assert got == expected, (
+        f"on {name}: groups {got}, expected {expected} (each group as the names of its nodes' "
+        f"outputs, in this graph, which common-subexpression elimination has cleaned):\n{graph}"
+    )
 
 
 # catches: one group per node, singleton groups kept, groups out of graph order (by size)
@@ -747,6 +818,14 @@ def test_groups_join_the_first_producer_and_only_elementwise_ops(run):
     # catches: an elementwise op joining although its inputs differ in dtype (float32 times a
     # bool mask: not fusible; the chain after it starts a group of its own)
     _group_case(run, "masked", [(2, 3), (2, 3)])
+
+
+# catches: giving up after the first input that has a group (the node starts a group of its
+# own although a later input's group fits): there by shape, and there by a cycle
+@exercise("05.6")
+def test_groups_try_every_input_until_one_fits(run):
+    _group_case(run, "narrow_first", [(3, 4), (3, 4)])
+    _group_case(run, "cycle_first", [(3, 4), (3, 4)])
 
 
 # catches: ignoring shapes (a (n, 1) chain fused with (n, d) ops), no cycle check through a
@@ -891,3 +970,248 @@ def test_guards_on_grad_mode_and_values(run):
         (_spec(value=[k, 3]), [("tensor", (4, 8), "float32", False), ("value", [k, 3])], True,
          None),
     ])  # fmt: skip
+
+
+def _said(message, word, value):
+    """Whether ``message`` has ``value`` right after ``word`` (``expected 4``, ``actual: 8``)."""
+    return re.search(rf"\b{word}[\s:=]{{1,3}}{re.escape(value)}(?![\w.])", message) is not None
+
+
+# catches: expected and actual swapped ("expected 5, actual 4" when the guard holds 4 and the
+# call passed 5), a message that names the guard but not the two values, the value written
+# with str() where repr() tells 3 from 3.0 (both are fine here) or True from 1
+@exercise("05.7")
+def test_guard_messages_say_which_value_is_which(run):
+    k = int(run.rng.integers(5, 9))
+    cases = [
+        (_spec(), [("tensor", (k, 8), "float32", False), ("value", 3)], True, ("4", str(k))),
+        (_spec(), [("tensor", (4, k + 4), "float32", False), ("value", 3)], True,
+         ("8", str(k + 4))),
+        (_spec(), [("tensor", (4, 8, 1), "float32", False), ("value", 3)], True, ("2", "3")),
+        (_spec(), [("tensor", (4, 8), "float64", False), ("value", 3)], True,
+         ("float32", "float64")),
+        (_spec(), [("tensor", (4, 8), "float32", True), ("value", 3)], True, ("False", "True")),
+        (_spec(), _OK, False, ("True", "False")),
+        (_spec(), [("tensor", (4, 8), "float32", False), ("value", k)], True, ("3", str(k))),
+        (_spec(), [("tensor", (4, 8), "float32", False), ("value", 3.0)], True, ("3", "3.0")),
+        (_spec(value=1), [("tensor", (4, 8), "float32", False), ("value", True)], True,
+         ("1", "True")),
+    ]  # fmt: skip
+    got = run(guard_results, [(spec, args, grad) for spec, args, grad, _ in cases])
+    assert isinstance(got, list) and len(got) == len(cases), f"got {got!r}"
+    for (_, args, grad, (want, had)), g in zip(cases, got, strict=True):
+        call = f"first_failed_guard(spec, {args}, grad_enabled={grad})"
+        assert isinstance(g, str), f"{call} returned {g!r}, expected a message"
+        assert _said(g, "expected", want) and _said(g, "actual", had), (
+            f"{call} returned {g!r}: the guard expected {want} and the call had {had}, so the "
+            f"line should say 'expected {want}' and 'actual {had}'"
+        )
+
+
+# --- 05.8 a model with control flow, shipped ------------------------------------------------
+# The grader's models: each is written to a file of its own and imported from there (so that
+# jit.script can read its source); the file and the module are gone before the shipped file
+# is loaded, in the grader's process, which never imported the class.
+SHIPPED_MODELS = {
+    "gate": """\
+import minitorch as mt
+from minitorch import nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if x.sum() > 0:
+            y = (h * 0.5).tanh() * 2.0 + 1.0
+        else:
+            y = h.exp() - 1.0
+            if x.mean() < -1.0:
+                y = y * 0.25
+        return y
+""",
+    "halve": """\
+import minitorch as mt
+from minitorch import nn
+
+
+class Halve(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(mt.ones(3) * 1.5)
+
+    def forward(self, x):
+        y = x * self.scale
+        while y.abs().max() > 1.0:
+            y = y * 0.5
+        return y.tanh() + 1.0
+""",
+}
+#: For each model, the inputs (sign, size) that take each path: the first takes the path
+#: that a trace of the first input bakes in, the others the paths it would miss.
+SHIPPED_PATHS = {
+    "gate": [(1.0, 0.5, "x.sum() > 0"), (-1.0, 0.3, "x.sum() <= 0, x.mean() >= -1"),
+             (-1.0, 3.0, "x.sum() <= 0, x.mean() < -1: the nested branch")],
+    "halve": [(1.0, 0.2, "no trip through the loop"), (1.0, 3.0, "two trips"),
+              (-1.0, 40.0, "six trips")],
+}  # fmt: skip
+_SHAPES = {"gate": (2, 4), "halve": (2, 3)}
+
+
+def _shipped_inputs(name, seed):
+    rng = np.random.default_rng(seed)
+    shape = _SHAPES[name]
+    return [
+        (sign * (size + 0.1 * np.abs(rng.standard_normal(shape)))).astype(np.float32)
+        for sign, size, _ in SHIPPED_PATHS[name]
+    ]
+
+
+@contextmanager
+def _model_class(name, folder):
+    """The grader's model class, imported from a file of its own; gone afterwards."""
+    import importlib.util
+    import os
+    import sys
+
+    path = os.path.join(folder, f"grader_{name}.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(SHIPPED_MODELS[name])
+    module_name = f"_grader_model_{name}_{os.getpid()}_{id(folder)}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield next(v for k, v in vars(module).items() if k[0].isupper() and isinstance(v, type))
+    finally:
+        sys.modules.pop(module_name, None)
+        os.remove(path)
+
+
+@probe
+def ship_model(nb, name, arrays):
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        target = os.path.join(folder, f"{name}.mtjit")
+        with _model_class(name, folder) as cls:
+            mt.manual_seed(0)
+            model = cls()
+            nb.ship(model, (mt.tensor(arrays[0]),), target)
+        if not os.path.exists(target):
+            return {"file": None}
+        with open(target, "rb") as f:
+            raw = f.read()
+    return {"file": np.frombuffer(raw, dtype=np.uint8).copy()}
+
+
+def _eager_outputs(name, arrays):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder, _model_class(name, folder) as cls:
+        mt.manual_seed(0)
+        model = cls()
+        with mt.no_grad():
+            return [model(mt.tensor(a)).numpy().copy() for a in arrays]
+
+
+def _ship_case(run, name):
+    import os
+    import tempfile
+
+    arrays = _shipped_inputs(name, int(run.rng.integers(1 << 30)))
+    got = run(ship_model, name, arrays)
+    assert isinstance(got, dict) and isinstance(got.get("file"), np.ndarray), (
+        f"ship({name} model, ...) wrote no file at the path it was given"
+    )
+    expected = _eager_outputs(name, arrays)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"{name}.mtjit")
+        with open(path, "wb") as f:
+            f.write(got["file"].astype(np.uint8).tobytes())
+        try:
+            loaded = jit.load(path)
+        except Exception as err:
+            raise AssertionError(
+                f"the file ship wrote for the {name} model does not load with "
+                f"minitorch.jit.load where the model's class is absent: {type(err).__name__}: "
+                f"{err}"
+            ) from None
+    for (sign, size, path_taken), a, e in zip(SHIPPED_PATHS[name], arrays, expected, strict=True):
+        with mt.no_grad():
+            try:
+                out = loaded(mt.tensor(a))
+            except Exception as err:
+                raise AssertionError(
+                    f"the loaded {name} model raised on an input with {path_taken} "
+                    f"(x = {sign:+g} * about {size:g}): {type(err).__name__}: {err}"
+                ) from None
+        assert isinstance(out, mt.Tensor), f"the loaded {name} model returned {out!r}"
+        assert_close(
+            out.numpy(), e,
+            f"after loading without its class, the {name} model on an input with {path_taken} "
+            f"(x = {sign:+g} * about {size:g}): the output",
+            rtol=1e-5, atol=1e-6,
+        )  # fmt: skip
+
+
+# catches: a traced model (it bakes in the branch its example took, and the nested branch is
+# never recorded), a pickled model or a state dict (minitorch.jit.load refuses them, and the
+# class they need is gone), no file written
+@exercise("05.8")
+def test_shipped_model_takes_every_branch_without_its_class(run):
+    _ship_case(run, "gate")
+
+
+# catches: a trace (it bakes in the example's number of trips through a data-dependent loop)
+@exercise("05.8")
+def test_shipped_model_loops_as_the_data_says(run):
+    _ship_case(run, "halve")
+
+
+@probe
+def explain_model(nb, name, arrays):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder, _model_class(name, folder) as cls:
+        mt.manual_seed(0)
+        model = cls()
+        return nb.explain_breaks(model, [(mt.tensor(a),) for a in arrays])
+
+
+def _break_lines(name):
+    """The lines of the grader's model file where a tensor becomes a Python bool."""
+    return sorted(
+        i + 1
+        for i, line in enumerate(SHIPPED_MODELS[name].splitlines())
+        if line.strip().startswith(("if ", "while "))
+    )
+
+
+def _explain_case(run, name):
+    arrays = _shipped_inputs(name, int(run.rng.integers(1 << 30)))
+    text = run(explain_model, name, arrays)
+    assert isinstance(text, str), f"explain_breaks({name} model, inputs) returned {text!r}"
+    named = sorted({int(n) for n in re.findall(rf"grader_{name}\.py:(\d+)", text)})
+    expected = _break_lines(name)
+    source = SHIPPED_MODELS[name].splitlines()
+    assert named == expected, (
+        f"explain_breaks on the {name} model (file grader_{name}.py), run on inputs that take "
+        f"every path, names the lines {named}; the graph breaks at lines {expected} ("
+        + "; ".join(f"{i}: {source[i - 1].strip()}" for i in expected)
+        + f"). Your text:\n{text}"
+    )
+
+
+# catches: the explanation taken before the compiled model ran (no break seen yet), the
+# compiled model run on the first input only (the nested branch's break is never reached),
+# a text that names lines where nothing breaks, a trace's warnings instead of compile's
+@exercise("05.8")
+def test_explanation_names_every_graph_break(run):
+    _explain_case(run, "gate")
+    _explain_case(run, "halve")
