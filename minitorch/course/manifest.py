@@ -349,6 +349,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 3,
                 ("minitorch.cuda.fusion:fused_lines",),
             ),
+            Exercise("07.7", "A convolution within a read budget", 4),
         ),
     ),
     Chapter(

@@ -166,3 +166,67 @@ def plot_fusion_traffic(traffic: dict[str, list[tuple[str, int, int]]], elements
     ax.set_title("exp(x * y) + 1: what fusion saves (simulator counts)", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# -- printed reports for the exercise notebook ------------------------------------------------
+
+
+def _elide_index_arithmetic(source: str) -> str:
+    """A fused kernel's source with the lines that find each input's element (07.2's
+    arithmetic, the exercise before) folded into one comment."""
+    lines = source.splitlines()
+    start = next((k for k, line in enumerate(lines) if line.strip() == "if i < n:"), None)
+    end = next((k for k, line in enumerate(lines) if line.strip().startswith("x0 =")), None)
+    if start is None or end is None or end <= start + 1:
+        return source
+    indent = lines[end][: len(lines[end]) - len(lines[end].lstrip())]
+    folded = (
+        f"{indent}# ... {end - start - 1} lines: where thread i's element of each input lies (07.2)"
+    )
+    return "\n".join([*lines[: start + 1], folded, *lines[end:]])
+
+
+def show_fused_run(lines: list[str], steps: list, shapes: list[tuple[int, ...]]) -> None:
+    """Build the fused kernel from ``lines`` (07.6), print its source (the index arithmetic
+    folded away), run it on random float64 inputs of ``shapes`` in the simulator, and
+    compare with the steps evaluated op by op (as the grader does)."""
+    from minitorch.cuda import fusion
+
+    lines = [str(line) for line in lines]
+    print(_elide_index_arithmetic(fusion.kernel_source(lines, len(shapes))))
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(0.5, 2.0, size=s) for s in shapes]
+    kernel = fusion.compile_lines(lines, len(arrays))
+    shape = np.broadcast_shapes(*shapes)
+    got = fusion.launch_fused(kernel, arrays, shape, np.float64, block=32)
+    expected = fusion.reference(steps, arrays)
+    worst = float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-300)))
+    data = {k: v for k, v in kernel.stats.array_traffic.items() if k.startswith(("in", "out"))}
+    traffic = ", ".join(f"{k}: {r} read, {w} written" for k, (r, w) in data.items())
+    print(f"on inputs of shapes {shapes}: largest relative difference from the graph {worst:.1e}")
+    print(f"memory traffic of the data ({got.size} outputs): {traffic}")
+
+
+def _launch_rows(launches: list) -> list[tuple[str, int, int, int, int]]:
+    """(kernel, launches, most barriers per block, global reads, most by one thread)."""
+    rows: dict[str, list[int]] = {}
+    for s in launches:
+        row = rows.setdefault(s.kernel, [0, 0, 0, 0])
+        row[0] += 1
+        row[1] = max(row[1], s.barriers)
+        row[2] += s.global_reads
+        row[3] = max(row[3], s.max_thread_global_reads)
+    return [(name, *values) for name, values in sorted(rows.items())]  # type: ignore[misc]
+
+
+def print_launches(package: list, yours: list) -> None:
+    """The simulator's counts per kernel for two runs of one workload: the package's
+    kernels, then yours (``simulator.recording()`` lists)."""
+    header = (
+        f"  {'kernel':22} {'launches':>8} {'barriers':>9} {'global reads':>13} {'by 1 thread':>12}"
+    )
+    for title, launches in (("the package's kernels", package), ("your kernels", yours)):
+        print(f"{title}: (barriers per block, the most; reads by the busiest thread)")
+        print(header)
+        for name, count, barriers, reads, most in _launch_rows(launches):
+            print(f"  {name:22} {count:8} {barriers:9} {reads:13} {most:12}")

@@ -33,6 +33,11 @@ class WarpDivergenceError(KernelError):
     lane that reads from a lane taking no part in it."""
 
 
+class KernelArithmeticError(KernelError, ZeroDivisionError):
+    """Arithmetic with no value on a GPU: an integer divided by zero. (A float divided by
+    zero is inf or nan, as IEEE arithmetic and a GPU make it, and raises nothing.)"""
+
+
 class LaunchConfigError(KernelError, ValueError):
     """A launch the GPU refuses: too many threads per block, too much shared memory, ..."""
 

@@ -34,10 +34,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import linecache
 import math
 import sys
-import textwrap
 from types import ModuleType
 from typing import Any
 
@@ -53,6 +51,7 @@ from .simulator import (
     shfl_xor_sync,
     syncthreads,
 )
+from .source import source_of
 
 __all__ = [
     "RawKernel",
@@ -361,15 +360,6 @@ def _roles(func: Any) -> tuple[tuple[str, ...], frozenset, frozenset, frozenset]
     names = set(params)
     numbers = (names & used) - indexed - handed_on  # (a parameter never read: no check)
     return params, frozenset(indexed & names), frozenset(written & names), frozenset(numbers)
-
-
-def source_of(func: Any) -> str:
-    """The function's source, from the lines Python keeps of its file (not
-    ``inspect.getsource``, which looks for the function's module among all the loaded ones:
-    running other packages' code while a probe watches the learner's)."""
-    code = func.__code__
-    lines = linecache.getlines(code.co_filename)
-    return textwrap.dedent("".join(inspect.getblock(lines[code.co_firstlineno - 1 :])))
 
 
 def _what(value: Any) -> str:

@@ -24,13 +24,18 @@ counted, so a launch returns its memory traffic (:class:`LaunchStats`).
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
+import math
 import operator
 import sys
+import types
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from sys import _getframe
 from typing import Any
 
 import numpy as np
@@ -38,6 +43,7 @@ import numpy as np
 from .errors import (
     BarrierDivergenceError,
     GlobalMemoryRaceError,
+    KernelArithmeticError,
     KernelError,
     KernelLanguageError,
     KernelOutOfBoundsError,
@@ -46,6 +52,7 @@ from .errors import (
     UninitializedReadError,
     WarpDivergenceError,
 )
+from .source import source_of
 
 #: CUDA's limits (compute capability 7.0 and later).
 MAX_THREADS_PER_BLOCK = 1024
@@ -124,12 +131,15 @@ class _Launch:
         self.nthreads = block[0] * block[1] * block[2]
         self.stats = LaunchStats(name, grid, block, self.nthreads * grid[0] * grid[1] * grid[2])
         self.shared: list[SharedArray] = []
+        #: the first read of a shared cell no thread had written: (array, cell, who, site)
+        self.unwritten: tuple | None = None
         self.epoch_id = 0  # unique per (block, barrier interval)
         self.block_index = 0
 
     def begin_block(self) -> None:
         n = self.nthreads
         self.shared = []
+        self.unwritten = None
         self.shared_calls = [0] * n
         self.greads = [0] * n
         self.gwrites = [0] * n
@@ -336,7 +346,8 @@ class SharedArray:
     """Shared memory of one block: a 1-d array, checked for races between barriers."""
 
     __slots__ = (
-        "name", "data", "size", "kind", "nbytes", "w_epoch", "w_tid", "r_epoch", "r_tid"
+        "name", "data", "size", "kind", "nbytes", "w_epoch", "w_tid", "r_epoch", "r_tid",
+        "w_site", "r_site",
     )  # fmt: skip
 
     def __init__(self, name: str, dtype: np.dtype, size: int) -> None:
@@ -347,6 +358,10 @@ class SharedArray:
         self.w_tid = [_NOBODY] * size
         self.r_epoch = [-1] * size
         self.r_tid = [_NOBODY] * size
+        #: the line (function, line number) of each cell's last write, and of its first read
+        #: since the last barrier: a race names both lines
+        self.w_site: list[tuple[str, int] | None] = [None] * size
+        self.r_site: list[tuple[str, int] | None] = [None] * size
 
     def __len__(self) -> int:
         return self.size
@@ -376,30 +391,38 @@ class SharedArray:
         i = self._check(index, "read")
         t, e = state.tid, state.epoch
         if self.w_epoch[i] == e and self.w_tid[i] != t:
-            self._race(i, self.w_tid[i], "read", "wrote")
-        if self.w_epoch[i] < 0:
-            raise UninitializedReadError(
-                f"{where()} read cell {i} of {self.name} before any thread of its block wrote it "
-                "(shared memory starts as garbage: fill every cell you read, e.g. with 0 past "
-                "the end of the data, and syncthreads() between the writes and the reads)"
-            )
+            self._race(i, self.w_tid[i], "read", "wrote", _site())
+        launch = _running()
+        if self.w_epoch[i] < 0 and launch.unwritten is None:
+            # Not reported yet: if another thread writes the cell before the next barrier,
+            # the bug is the missing barrier (a race), not a cell nobody fills. The thread
+            # goes on with the garbage; the block stops at its next barrier (or at the first
+            # error the garbage causes) with the report.
+            launch.unwritten = (self, i, where(), _site())
         if self.r_epoch[i] != e:
             self.r_epoch[i] = e
             self.r_tid[i] = t
+            f = _getframe(1)
+            self.r_site[i] = (f.f_code.co_name, f.f_lineno)
         elif self.r_tid[i] != t:
             self.r_tid[i] = _MANY
-        _running().sreads[t] += 1
+        launch.sreads[t] += 1
         return self.data[i]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         i = self._check(index, "wrote")
         t, e = state.tid, state.epoch
         if self.w_epoch[i] == e and self.w_tid[i] != t:
-            self._race(i, self.w_tid[i], "wrote", "wrote")
+            self._race(i, self.w_tid[i], "wrote", "wrote", _site())
         if self.r_epoch[i] == e and self.r_tid[i] != t:
-            self._race(i, self.r_tid[i], "wrote", "read")
+            unwritten = _running().unwritten
+            if unwritten is not None and unwritten[0] is self and unwritten[1] == i:
+                self._read_before_write(i, unwritten)
+            self._race(i, self.r_tid[i], "wrote", "read", _site())
         self.w_epoch[i] = e
         self.w_tid[i] = t
+        f = _getframe(1)
+        self.w_site[i] = (f.f_code.co_name, f.f_lineno)
         if self.kind == "f":
             value = float(value)
         elif isinstance(value, (float, np.floating)):
@@ -411,7 +434,7 @@ class SharedArray:
         i = self._check(index, "atomically added to")
         t, e = state.tid, state.epoch
         if self.w_epoch[i] == e and self.w_tid[i] not in (t, _ATOMIC):
-            self._race(i, self.w_tid[i], "atomically added to", "wrote")
+            self._race(i, self.w_tid[i], "atomically added to", "wrote", _site(1))
         if self.w_epoch[i] < 0:
             raise UninitializedReadError(
                 f"{where()} added to cell {i} of {self.name} before any thread of its block "
@@ -419,12 +442,13 @@ class SharedArray:
             )
         self.w_epoch[i] = e
         self.w_tid[i] = _ATOMIC
+        self.w_site[i] = _site(1)
         old = self.data[i]
         self.data[i] = old + value
         _running().stats.atomics += 1
         return old
 
-    def _race(self, i: int, other: int, did: str, other_did: str) -> None:
+    def _race(self, i: int, other: int, did: str, other_did: str, site: tuple) -> None:
         if other == _MANY:
             who = "other threads of the block"
         elif other == _ATOMIC:
@@ -432,11 +456,43 @@ class SharedArray:
             other_did = "updated"
         else:
             who = where(other).split(" of block")[0]
-        raise SharedMemoryRaceError(
-            f"{where()} {did} cell {i} of {self.name}, which {who} {other_did} since the last "
-            "syncthreads(): a race. Put a syncthreads() between the two accesses (and make "
-            "sure every thread of the block reaches it)"
+        other_site = self.r_site[i] if other_did == "read" else self.w_site[i]
+        noun = {"wrote": "write", "read": "read", "updated": "update"}
+        between = (
+            f"the {noun[other_did]} ({_line(other_site)}) and the "
+            f"{noun.get(did, 'atomic add')} ({_line(site)})"
         )
+        raise SharedMemoryRaceError(
+            f"{where()} {did} cell {i} of {self.name}{_at(site)}, which {who} {other_did}"
+            f"{_at(other_site)} since the last syncthreads(): a race. Put a syncthreads() "
+            f"between {between}, where every thread of the block reaches it"
+        )
+
+    def _read_before_write(self, i: int, unwritten: tuple) -> None:
+        """A thread read cell ``i`` before any thread wrote it, and now another thread
+        writes it with no barrier between: the missing barrier is the bug."""
+        _, _, reader, read_site = unwritten
+        writer = where().split(" of block")[0]
+        raise SharedMemoryRaceError(
+            f"{reader} read cell {i} of {self.name}{_at(read_site)} before {writer} wrote it"
+            f"{_at(_site(1))}, with no syncthreads() between them: a missing barrier (a race). "
+            f"Put a syncthreads() between the write ({_line(_site(1))}) and the read "
+            f"({_line(read_site)}), where every thread of the block reaches it"
+        )
+
+
+def _site(depth: int = 0) -> tuple[str, int]:
+    """The kernel line that called into a device array: (function, line number)."""
+    frame = sys._getframe(2 + depth)
+    return frame.f_code.co_name, frame.f_lineno
+
+
+def _line(site: tuple[str, int] | None) -> str:
+    return "?" if site is None else f"line {site[1]}"
+
+
+def _at(site: tuple[str, int] | None) -> str:
+    return "" if site is None else f" at line {site[1]} of `{site[0]}`"
 
 
 def shared_memory(dtype: Any, size: Any) -> SharedArray:
@@ -540,6 +596,135 @@ def _source_lane(call: _ShuffleCall, lane: int) -> int:
     return source if source < group_end else lane
 
 
+# -- float division as a GPU does it ---------------------------------------------------------
+
+
+def _divide(a: Any, b: Any) -> Any:
+    """``a / b`` with IEEE semantics for floats, as on a GPU: ``x / 0.0`` is ``inf`` (signed)
+    and ``0.0 / 0.0`` is ``nan``. Two integers divided by 0 still raise (no value on a GPU)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if type(a) is int and type(b) is int:
+            raise
+        a = float(a)
+        if a == 0.0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, float(b))
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    try:
+        return a // b
+    except ZeroDivisionError:
+        if type(a) is int and type(b) is int:
+            raise
+        return math.floor(_divide(a, b)) if math.isfinite(_divide(a, b)) else _divide(a, b)
+
+
+def _modulo(a: Any, b: Any) -> Any:
+    try:
+        return a % b
+    except ZeroDivisionError:
+        if type(a) is int and type(b) is int:
+            raise
+        return math.nan  # C's fmod(x, 0.0)
+
+
+_OPS = {ast.Div: "_mt_divide", ast.FloorDiv: "_mt_floor_divide", ast.Mod: "_mt_modulo"}
+_HELPERS = {"_mt_divide": _divide, "_mt_floor_divide": _floor_divide, "_mt_modulo": _modulo}
+
+
+class _Divisions(ast.NodeTransformer):
+    """``a / b`` -> ``_mt_divide(a, b)`` (and ``//``, ``%``, and their augmented forms)."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        self.generic_visit(node)
+        helper = _OPS.get(type(node.op))
+        if helper is None:
+            return node
+        call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
+        return ast.copy_location(call, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        self.generic_visit(node)
+        helper = _OPS.get(type(node.op))
+        if helper is None or not isinstance(node.target, (ast.Name, ast.Subscript)):
+            return node
+        load = ast.fix_missing_locations(ast.copy_location(_as_load(node.target), node.target))
+        call = ast.Call(ast.Name(helper, ast.Load()), [load, node.value], [])
+        return ast.copy_location(ast.Assign([node.target], ast.copy_location(call, node)), node)
+
+
+def _as_load(target: Any) -> Any:
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Load())
+    return ast.Subscript(target.value, target.slice, ast.Load())
+
+
+_IEEE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _ieee(func: Any) -> Any:
+    """``func`` with its divisions made IEEE's (:func:`_divide`): the same code, the same
+    globals and closure (read at each launch, as the notebook sets them), the same file and
+    lines (a report names the kernel's own lines); ``func`` itself when its source can't be
+    read or it divides nothing."""
+    try:
+        return _IEEE[func]
+    except (KeyError, TypeError):
+        pass
+    rewritten = _rewrite(func) if hasattr(func, "__code__") else func
+    try:
+        _IEEE[func] = rewritten
+    except TypeError:
+        pass
+    return rewritten
+
+
+def _rewrite(func: Any) -> Any:
+    code = func.__code__
+    try:
+        tree = ast.parse(source_of(func))
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return func
+    (fdef,) = tree.body if len(tree.body) == 1 else (None,)
+    if not isinstance(fdef, ast.FunctionDef) or not any(
+        isinstance(n, (ast.BinOp, ast.AugAssign)) and type(n.op) in _OPS for n in ast.walk(fdef)
+    ):
+        return func
+    fdef.decorator_list = []
+    fdef = _Divisions().visit(fdef)
+    # def _outer(<the helpers>, <the function's free variables>): def func(...): ...
+    free = list(code.co_freevars)
+    outer = ast.FunctionDef(
+        "_mt_outer",
+        ast.arguments([], [ast.arg(n) for n in [*_HELPERS, *free]], None, [], [], None, []),
+        [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
+        [],
+    )
+    module = ast.fix_missing_locations(ast.Module([outer], []))
+    ast.increment_lineno(module, code.co_firstlineno - 1)
+    try:
+        compiled = compile(module, code.co_filename, "exec")
+    except (SyntaxError, ValueError):
+        return func
+    outer_code = next(c for c in compiled.co_consts if isinstance(c, type(code)))
+    inner = next(c for c in outer_code.co_consts if isinstance(c, type(code)))
+    if hasattr(inner, "co_qualname"):  # (Python 3.11+: a traceback names the kernel as it is)
+        inner = inner.replace(co_qualname=code.co_qualname)
+    cells = dict(zip(code.co_freevars, func.__closure__ or (), strict=True))
+    values = {**_HELPERS}
+    closure = tuple(
+        cells[n] if n in cells else types.CellType(values[n]) for n in inner.co_freevars
+    )
+    rewritten = types.FunctionType(
+        inner, func.__globals__, func.__name__, func.__defaults__, closure
+    )
+    rewritten.__kwdefaults__ = func.__kwdefaults__
+    return rewritten
+
+
 # -- launching ------------------------------------------------------------------------------
 
 
@@ -606,6 +791,7 @@ def launch(func: Any, grid: Any, block: Any, args: tuple, name: str | None = Non
     if state.launch is not None:
         raise RuntimeError("a kernel cannot launch another kernel")
     converted, arrays = _arguments(func, args)
+    func = _ieee(func)
     launch = _Launch(name, (gx, gy, gz), (bx, by, bz), max(gdims, bdims))
     coords = [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
     state.launch = launch
@@ -653,9 +839,20 @@ def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid:
         g = threads[t]
         try:
             stop = g.switch(*args) if start else g.switch(value)
+        except SharedMemoryRaceError:
+            raise
+        except ZeroDivisionError as exc:
+            _unwritten(launch)  # (garbage read from an unwritten cell comes first)
+            raise KernelArithmeticError(
+                f"{where()}: {exc}. On a GPU an integer divided by 0 has no defined value (a "
+                "float divided by 0.0 is inf or nan, as IEEE arithmetic makes it): guard the "
+                "divisor"
+            ) from None
         except KernelError:
+            _unwritten(launch)
             raise
         except Exception as exc:
+            _unwritten(launch)
             if hasattr(exc, "add_note"):
                 exc.add_note(f"(raised by {where()})")
             raise
@@ -675,6 +872,7 @@ def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid:
                     finished.append(t)
                 else:
                     waiting.append((t, stops[t]))
+        _unwritten(launch)
         if not waiting:
             break
         if finished:
@@ -698,6 +896,22 @@ def _run_block(func: Any, args: list, launch: _Launch, coords: list, first_gtid:
         live = [t for t, _ in waiting]
         epoch += 1
     launch.end_block(epoch)
+
+
+def _unwritten(launch: _Launch) -> None:
+    """Report the first read of a shared cell that no thread wrote before it: called when
+    every thread of the block has stopped at a barrier or finished (no thread wrote the cell
+    after the read either: that would have been reported as a missing barrier), or when the
+    garbage read made a thread fail."""
+    if launch.unwritten is None:
+        return
+    array, i, who, site = launch.unwritten
+    launch.unwritten = None
+    raise UninitializedReadError(
+        f"{who} read cell {i} of {array.name}{_at(site)} before any thread of its block wrote "
+        "it (shared memory starts as garbage: fill every cell you read, e.g. with 0 past the "
+        "end of the data, and syncthreads() between the writes and the reads)"
+    )
 
 
 def _exchange(stops: dict[int, Any], launch: _Launch) -> dict[int, Any]:

@@ -1,6 +1,7 @@
-"""Chapter 07's pieces in the framework: the reduction, softmax and tiled-matmul kernels
-behind ``cuda.dispatch`` (on the GPU, or in the simulator with ``enable("cpu")``), and the
-fused kernel's code lines."""
+"""Chapter 07's pieces in the framework: the strided multiplication, reduction, softmax and
+tiled-matmul kernels behind ``cuda.dispatch`` (on the GPU, or in the simulator with
+``enable("cpu")``), and the fused kernel's code lines. (07.1's axpy and 07.7's convolution
+have no op in minitorch to run behind.)"""
 
 from __future__ import annotations
 
@@ -27,6 +28,43 @@ def _constant(kernel: Any, name: str, exercise: str) -> int:
 
 def _float32(*arrays: Any) -> bool:
     return all(a.dtype == np.float32 for a in arrays)
+
+
+@piece(
+    "07.2",
+    "strided_mul_kernel",
+    site="every single float32 multiplication on the GPU path (any strides, broadcasting)",
+)
+def _strided_mul(mine: Any, strided_mul_kernel: Any) -> None:
+    launch = mine.wrap("07.2", "strided_mul_kernel", lambda g, b, *a: strided_mul_kernel[g, b](*a))
+    package = fusion.run_steps
+    block = 256
+
+    def run_steps(steps: list, arrays: list, *args: Any, **kwargs: Any) -> Any:
+        if [tuple(s) for s in steps] != [("mul", "x0", "x1")] or args or kwargs.get("block"):
+            return package(steps, arrays, *args, **kwargs)  # (not a multiplication: not 07.2's)
+        if len(arrays) != 2 or not all(getattr(a, "dtype", None) == np.float32 for a in arrays):
+            mine.package_ran("07.2", "a dtype other than float32")
+            return package(steps, arrays, *args, **kwargs)
+        xp = array_module_of(arrays[0])
+        arrays = [xp.asarray(a) for a in arrays]
+        shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
+        out = xp.full(shape, xp.nan, dtype=np.float32)  # (every element must be written)
+        n = int(out.size)
+        if n:
+            (a, a_strides, a_offset), (b, b_strides, b_offset) = (
+                fusion.strided_operand(x, shape) for x in arrays
+            )
+            ndim = max(len(shape), 1)
+            dims = xp.asarray(list(shape) or [1], dtype=np.int64)
+            a_strides = xp.asarray(a_strides or [0], dtype=np.int64)
+            b_strides = xp.asarray(b_strides or [0], dtype=np.int64)
+            grid = (n + block - 1) // block
+            launch(grid, block, a, b, out.reshape(-1), dims, a_strides, b_strides,
+                   a_offset, b_offset, ndim, n)  # fmt: skip
+        return out
+
+    mine.patches.replace(fusion, "run_steps", run_steps)
 
 
 @piece("07.3", "block_sum_kernel", site="every sum on the GPU path: rounds of your block sums")

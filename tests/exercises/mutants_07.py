@@ -1928,3 +1928,232 @@ for _id, _bodies in ROUND_3.items():
 for _id, (_function, _bodies) in ROUND_3_CORRECT.items():
     assert not set(_bodies) & set(CORRECT.get(_id, (_function, {}))[1]), f"duplicate in {_id}"
     CORRECT[_id] = (_function, {**CORRECT.get(_id, (_function, {}))[1], **_bodies})
+
+
+# --- Issue 35: rules the texts state that no test checked (any power of two), jit.grid in
+# 07.1, and the design task 07.7.
+_SUM = """
+    buf = jit.shared_memory(jit.float32, BLOCK)
+    tid = jit.threadIdx.x
+    i = jit.blockIdx.x * BLOCK + tid
+    value = 0.0
+    if i < n:
+        value = x[i]
+    buf[tid] = value
+    jit.syncthreads()
+    stride = jit.blockDim.x // 2
+    while stride > 0:
+        if tid < stride:
+            buf[tid] = buf[tid] + buf[tid + stride]
+        jit.syncthreads()
+        stride = stride // 2
+    if tid == 0:
+        partial[jit.blockIdx.x] = buf[0]
+"""
+
+_CONV = """
+    tile = jit.shared_memory(jit.float32, CONV_BLOCK + WIDTH - 1)
+    weights = jit.shared_memory(jit.float32, WIDTH)
+    tid = jit.threadIdx.x
+    start = jit.int32(jit.blockIdx.x * CONV_BLOCK) - WIDTH // 2
+    for c in range(tid, CONV_BLOCK + WIDTH - 1, CONV_BLOCK):
+        j = start + c
+        if j >= 0 and j < n:
+            tile[c] = x[j]
+        else:
+            tile[c] = 0.0
+    if tid < WIDTH:
+        weights[tid] = w[tid]
+    jit.syncthreads()
+    i = jit.blockIdx.x * CONV_BLOCK + tid
+    if i < n:
+        acc = 0.0
+        for j in range(WIDTH):
+            acc = acc + weights[j] * tile[tid + j]
+        out[i] = acc
+"""
+
+
+_SOFTMAX = _SOFTMAX_MAX + "    jit.syncthreads()\n" + _SOFTMAX_TAIL
+_TILED_FULL = (
+    _TILE_LOAD
+    + "        jit.syncthreads()\n    if row < m and col < n:\n        out[row * n + col] = acc\n"
+)
+
+
+def _edit(base: str, *pairs: tuple[str, str]) -> str:
+    for old, new in pairs:
+        assert old in base, old
+        base = base.replace(old, new)
+    return base
+
+
+ROUND_4 = {
+    "07.1": {
+        "delegates_to_jit_grid": """
+            i = jit.grid(1)
+            if i < n:
+                out[i] = alpha * x[i] + y[i]
+        """,
+    },
+    "07.3": {
+        "stride_written_as_32": _edit(_SUM, ("stride = jit.blockDim.x // 2", "stride = 32")),
+        "six_steps_written_in": _edit(
+            _SUM,
+            (
+                "stride = jit.blockDim.x // 2\n    while stride > 0:",
+                "stride = 32\n    for _ in range(6):",
+            ),
+        ),
+        "shared_array_of_64": _edit(
+            _SUM, ("jit.shared_memory(jit.float32, BLOCK)", "jit.shared_memory(jit.float32, 64)")
+        ),
+    },
+    "07.4": {
+        "column_stride_written_as_32": _SOFTMAX.replace("ROW_BLOCK):", "32):"),
+        "tree_stride_written_as_16": _SOFTMAX.replace(
+            "stride = jit.blockDim.x // 2", "stride = 16"
+        ),
+    },
+    "07.5": {
+        "tile_written_as_8": _TILED_FULL.replace("TILE", "8"),
+    },
+    "07.7": {
+        "naive_reads_from_global": """
+            i = jit.blockIdx.x * CONV_BLOCK + jit.threadIdx.x
+            if i < n:
+                acc = 0.0
+                for j in range(WIDTH):
+                    p = jit.int32(i) + j - WIDTH // 2
+                    if p >= 0 and p < n:
+                        acc = acc + w[j] * x[p]
+                out[i] = acc
+        """,
+        "weights_from_global_per_thread": _edit(_CONV, ("weights[j] * tile", "w[j] * tile")),
+        "filter_flipped": _edit(
+            _CONV, ("weights[j] * tile[tid + j]", "weights[WIDTH - 1 - j] * tile[tid + j]")
+        ),
+        "not_centred": _edit(_CONV, ("- WIDTH // 2\n", "\n")),
+        "no_zero_padding": _edit(
+            _CONV,
+            (
+                (
+                    "        if j >= 0 and j < n:\n"
+                    "            tile[c] = x[j]\n"
+                    "        else:\n"
+                    "            tile[c] = 0.0\n"
+                ),
+                "        tile[c] = x[j]\n",
+            ),
+        ),
+        "tile_without_halo": _edit(
+            _CONV,
+            (
+                (
+                    "    for c in range(tid, CONV_BLOCK + WIDTH - 1, CONV_BLOCK):\n"
+                    "        j = start + c\n"
+                ),
+                (
+                    "    for c in range(tid + WIDTH // 2, CONV_BLOCK + WIDTH // 2, CONV_BLOCK):\n"
+                    "        j = start + c\n"
+                ),
+            ),
+        ),
+        "missing_barrier": _edit(_CONV, ("    jit.syncthreads()\n", "")),
+        "width_written_as_5": _CONV.replace("WIDTH", "5"),
+        "block_written_as_64": _CONV.replace("CONV_BLOCK", "64"),
+        "guard_around_the_barrier": """
+            tile = jit.shared_memory(jit.float32, CONV_BLOCK + WIDTH - 1)
+            weights = jit.shared_memory(jit.float32, WIDTH)
+            tid = jit.threadIdx.x
+            i = jit.blockIdx.x * CONV_BLOCK + tid
+            if i < n:
+                start = jit.int32(jit.blockIdx.x * CONV_BLOCK) - WIDTH // 2
+                for c in range(tid, CONV_BLOCK + WIDTH - 1, CONV_BLOCK):
+                    j = start + c
+                    if j >= 0 and j < n:
+                        tile[c] = x[j]
+                    else:
+                        tile[c] = 0.0
+                if tid < WIDTH:
+                    weights[tid] = w[tid]
+                jit.syncthreads()
+                acc = 0.0
+                for j in range(WIDTH):
+                    acc = acc + weights[j] * tile[tid + j]
+                out[i] = acc
+        """,
+        "one_thread_loads_the_tile": _edit(
+            _CONV,
+            (
+                (
+                    "    for c in range(tid, CONV_BLOCK + WIDTH - 1, CONV_BLOCK):\n"
+                    "        j = start + c\n"
+                    "        if j >= 0 and j < n:\n"
+                    "            tile[c] = x[j]\n"
+                    "        else:\n"
+                    "            tile[c] = 0.0\n"
+                    "    if tid < WIDTH:\n"
+                    "        weights[tid] = w[tid]\n"
+                ),
+                (
+                    "    if tid == 0:\n"
+                    "        for c in range(CONV_BLOCK + WIDTH - 1):\n"
+                    "            j = start + c\n"
+                    "            if j >= 0 and j < n:\n"
+                    "                tile[c] = x[j]\n"
+                    "            else:\n"
+                    "                tile[c] = 0.0\n"
+                    "        for j in range(WIDTH):\n"
+                    "            weights[j] = w[j]\n"
+                ),
+            ),
+        ),
+    },
+}
+
+ROUND_4_CORRECT = {
+    "07.7": (
+        "conv1d_kernel",
+        {
+            "halo_loaded_by_the_first_threads": """
+                tile = jit.shared_memory(jit.float32, CONV_BLOCK + WIDTH - 1)
+                weights = jit.shared_memory(jit.float32, WIDTH)
+                tid = jit.threadIdx.x
+                r = WIDTH // 2
+                i = jit.int32(jit.blockIdx.x * CONV_BLOCK + tid)
+                tile[tid + r] = x[i] if i < n else 0.0
+                if tid < r:
+                    left = i - r
+                    right = i + CONV_BLOCK
+                    tile[tid] = x[left] if left >= 0 else 0.0
+                    tile[tid + CONV_BLOCK + r] = x[right] if right < n else 0.0
+                if tid < WIDTH:
+                    weights[tid] = w[tid]
+                jit.syncthreads()
+                if i < n:
+                    acc = 0.0
+                    for j in range(WIDTH):
+                        acc = acc + weights[j] * tile[tid + j]
+                    out[i] = acc
+            """,
+        },
+    ),
+}
+
+# 07.1's ready-made index is now switched off: the alternative that used it is a mutant
+CORRECT["07.1"][1].pop("grid_helper", None)
+MUTANTS["07.7"] = ("conv1d_kernel", {})
+for _id, _bodies in ROUND_4.items():
+    assert not set(_bodies) & set(MUTANTS[_id][1]), f"duplicate mutant name in {_id}"
+    MUTANTS[_id] = (MUTANTS[_id][0], {**MUTANTS[_id][1], **_bodies})
+for _id, (_function, _bodies) in ROUND_4_CORRECT.items():
+    CORRECT[_id] = (_function, {**CORRECT.get(_id, (_function, {}))[1], **_bodies})
+
+# A softmax that works for one warp only (ROW_BLOCK = 32): right for the launch the notebook
+# shows, wrong for the other powers of two the text promises (64 and 128 are tested)
+MUTANTS["07.4"][1]["butterfly_shuffles_for_one_warp_only"] = CORRECT["07.4"][1].pop(
+    "butterfly_shuffles_in_one_warp"
+)
+if not CORRECT["07.4"][1]:
+    del CORRECT["07.4"]

@@ -105,11 +105,32 @@ def _close(got, expected, what, rtol=1e-4, atol=1e-5):
         )
 
 
+def _uses_grid(func) -> bool:
+    """Does the kernel's source use ``jit.grid`` (the ready-made global index)?"""
+    from minitorch.cuda import jit
+    from minitorch.cuda.jit import source_of
+
+    try:
+        tree = ast.parse(source_of(func))
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return False
+    bound = {name for name, value in func.__globals__.items() if value is jit.grid}
+    return any(
+        (isinstance(node, ast.Attribute) and node.attr == "grid")
+        or (isinstance(node, ast.Name) and node.id in bound)
+        for node in ast.walk(tree)
+    )
+
+
 # --- 07.1 global index and bounds guard ----------------------------------------------------
 @probe
 def axpy(nb, alpha, x, y, threads, blocks):
     out = np.zeros_like(x)
-    stats = _launch(nb.axpy_kernel, blocks, threads, alpha, x, y, out, x.size)
+    # catches: the global index handed to `jit.grid(1)`, which computes it (the exercise)
+    kernel = nb.axpy_kernel
+    if _uses_grid(getattr(kernel, "func", kernel)):
+        raise Delegated(message("`jit.grid`, the kernel language's ready-made global index"))
+    stats = _launch(kernel, blocks, threads, alpha, x, y, out, x.size)
     return out, stats
 
 
@@ -211,13 +232,13 @@ def block_sums(nb, x, block):
     return partial, stats
 
 
-def _block_sum_case(run, n):
+def _block_sum_case(run, n, block=BLOCK):
     x = run.rng.standard_normal(n).astype(np.float32)
-    block = BLOCK
     partial, stats = run(block_sums, x, block)
     padded = np.zeros(len(partial) * block)
     padded[:n] = x
-    _close(partial, padded.reshape(-1, block).sum(axis=1), f"block_sum_kernel with n={n}", 1e-4)
+    what = f"block_sum_kernel with n={n}, BLOCK={block}"
+    _close(partial, padded.reshape(-1, block).sum(axis=1), what, 1e-4)
     return stats, block
 
 
@@ -250,6 +271,18 @@ def test_the_sum_is_a_tree(run):
     assert stats["global_reads"] <= 200, (
         f"the kernel read global memory {stats['global_reads']} times for 200 elements: "
         "load each element once into shared memory and reduce there"
+    )
+
+
+# catches: a block size written into the kernel (`stride = 32`, a tree of `range(6)` steps,
+# a shared array of 64 cells) where the text says any power of two
+@exercise("07.3")
+def test_block_sums_for_any_power_of_two(run):
+    _block_sum_case(run, 96, 32)  # a multiple of the block
+    stats, _ = _block_sum_case(run, 200, 256)
+    assert stats["barriers"] + math.ceil(stats["shuffles"] / (32 * stats["grid"][0])) >= 8, (
+        f"with BLOCK=256 a block passed {stats['barriers']} syncthreads(); a tree over 256 "
+        "threads takes 8 steps"
     )
 
 
@@ -306,6 +339,17 @@ def test_softmax_threads_share_the_row(run):
     )
 
 
+# catches: ROW_BLOCK written into the kernel as 32 (the column stride, the tree's first
+# stride, the shared array's size) where the text says any power of two
+@exercise("07.4")
+def test_softmax_for_any_power_of_two(run):
+    for block, ncols, rows in ((64, 40, 2), (128, 150, 1)):
+        x = (run.rng.standard_normal((rows, ncols)) * 3).astype(np.float32)
+        out, _ = run(softmax_rows, x, block)
+        what = f"softmax_kernel on shape {x.shape} with ROW_BLOCK={block}"
+        _close(out, _softmax_reference(x), what, 1e-4, 1e-6)
+
+
 # --- 07.5 tiled matmul ------------------------------------------------------------------------
 @probe
 def tiled_matmul(nb, a, b, tile):
@@ -319,12 +363,12 @@ def tiled_matmul(nb, a, b, tile):
     return out, stats
 
 
-def _matmul_case(run, m, n, k):
+def _matmul_case(run, m, n, k, tile=TILE):
     a = run.rng.standard_normal((m, k)).astype(np.float32)
     b = run.rng.standard_normal((k, n)).astype(np.float32)
-    tile = TILE
     out, stats = run(tiled_matmul, a, b, tile)
-    _close(out, a.astype(np.float64) @ b, f"matmul_tiled_kernel for ({m}, {k}) @ ({k}, {n})")
+    what = f"matmul_tiled_kernel for ({m}, {k}) @ ({k}, {n}) with TILE={tile}"
+    _close(out, a.astype(np.float64) @ b, what)
     return stats, tile
 
 
@@ -349,6 +393,20 @@ def test_tiled_matmul_reads_each_tile_once(run):
         f"the kernel read global memory {stats['global_reads']} times; with {tile} x {tile} "
         f"tiles in shared memory it needs at most {bound} (a naive kernel reads {2 * m * n * k})"
     )
+
+
+# catches: TILE written into the kernel as 8 (the tiles' row length, the inner loop, the
+# shared arrays' size) where the text says any power of two
+@exercise("07.5")
+def test_tiled_matmul_for_any_power_of_two(run):
+    for tile, (m, n, k) in ((4, (9, 6, 11)), (16, (9, 13, 20))):
+        stats, _ = _matmul_case(run, m, n, k, tile)
+        tiles = math.ceil(m / tile) * math.ceil(n / tile) * math.ceil(k / tile)
+        assert stats["global_reads"] <= 2 * tiles * tile * tile, (
+            f"with TILE={tile}, the kernel read global memory {stats['global_reads']} times "
+            f"for ({m}, {k}) @ ({k}, {n}); tiles of {tile} x {tile} need at most "
+            f"{2 * tiles * tile * tile}"
+        )
 
 
 # --- 07.6 fused kernel from a graph -----------------------------------------------------------
@@ -426,3 +484,63 @@ def test_fused_lines_one_kernel_one_pass(run):
         f"the fused kernel wrote {stats['global_writes']} elements; one per output (12) "
         "means no intermediate went to memory"
     )
+
+
+# --- 07.7 a convolution within a read budget (design task) ----------------------------------
+@probe
+def conv1d(nb, x, w, block):
+    n = x.size
+    blocks = max((n + block - 1) // block, 1)
+    out = np.zeros_like(x)
+    with nb._grader_sets(CONV_BLOCK=block, WIDTH=int(w.size)):
+        stats = _launch(nb.conv1d_kernel, blocks, block, x, w, out, n)
+    return out, stats
+
+
+def _conv_reference(x, w):
+    """``out[i] = sum_j w[j] * x[i + j - r]``, 0 outside ``x`` (PyTorch's conv1d, padding r)."""
+    r = w.size // 2
+    padded = np.concatenate([np.zeros(r), x.astype(np.float64), np.zeros(r)])
+    return np.array([padded[i : i + w.size] @ w.astype(np.float64) for i in range(x.size)])
+
+
+def _conv_case(run, n, width, block):
+    x = run.rng.standard_normal(n).astype(np.float32)
+    w = run.rng.standard_normal(width).astype(np.float32)  # no symmetry: a flip shows
+    out, stats = run(conv1d, x, w, block)
+    what = f"conv1d_kernel with n={n}, WIDTH={width}, CONV_BLOCK={block}"
+    _close(out, _conv_reference(x, w), what, 1e-4, 1e-5)
+    assert stats["global_writes"] == n, (
+        f"{what} wrote {stats['global_writes']} elements, expected each of the {n} once"
+    )
+    return stats, what
+
+
+# catches: the filter flipped (a true convolution), not centred (a causal filter), no zeros
+# past the ends (reads outside x, or garbage), a tile without its halo (wrong values at
+# every block's edge), a missing barrier (a race), a width or block size written in as
+# 5 or 64, a guard that keeps threads past n from a barrier
+@exercise("07.7")
+def test_conv1d_values_at_the_ends_and_the_block_edges(run):
+    _conv_case(run, 150, 5, 64)
+    _conv_case(run, 3, 7, 16)  # shorter than the filter
+    _conv_case(run, 70, 3, 32)
+
+
+# catches: a correct kernel over the budget: every output reading its WIDTH inputs and
+# WIDTH weights from global memory, the weights read by every thread, one thread loading
+# its block's tile alone
+@exercise("07.7")
+def test_conv1d_stays_within_the_read_budget(run):
+    for n, width, block in ((300, 7, 128), (200, 5, 64), (45, 3, 16)):
+        stats, what = _conv_case(run, n, width, block)
+        blocks = max(math.ceil(n / block), 1)
+        budget = n + 2 * width * blocks
+        assert stats["global_reads"] <= budget, (
+            f"{what} read global memory {stats['global_reads']} times; the budget is {budget} "
+            f"(n + 2 * WIDTH * blocks; read naively it takes {2 * width * n})"
+        )
+        assert stats["max_thread_global_reads"] <= 4, (
+            f"{what}: one thread read {stats['max_thread_global_reads']} elements from global "
+            "memory; the budget allows each thread at most 4"
+        )
