@@ -40,7 +40,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
                 raise ValueError(f"TensorDataset: argument {i} is a 0-d tensor; it has no rows")
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
-            shapes = ", ".join(str(t.shape) for t in tensors)
+            shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
             raise ValueError(
                 f"TensorDataset: all tensors must have the same size in dim 0, but got sizes "
                 f"{sizes} (shapes {shapes})"
