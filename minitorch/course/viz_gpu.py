@@ -171,14 +171,21 @@ def plot_fusion_traffic(traffic: dict[str, list[tuple[str, int, int]]], elements
 # -- printed reports for the exercise notebook ------------------------------------------------
 
 
-def _elide_index_arithmetic(source: str) -> str:
-    """A fused kernel's source with the lines that find each input's element (07.2's
-    arithmetic, the exercise before) folded into one comment."""
+def elide_index_arithmetic(source: str) -> str:
+    """A fused kernel's source with the lines exercises 07.1 and 07.2 ask for folded into
+    comments: the thread's global index, and where its element of each input lies."""
     lines = source.splitlines()
+    index = "blockIdx.x * blockDim.x + threadIdx.x"
+    for k, line in enumerate(lines):
+        if line.strip().startswith("i = ") and index in line:  # (Python)
+            indent = line[: len(line) - len(line.lstrip())]
+            lines[k] = f"{indent}i = ...  # this thread's global index (07.1)"
+        elif index in line:  # (CUDA C++)
+            lines[k] = line.replace(index, "/* this thread's global index (07.1) */")
     start = next((k for k, line in enumerate(lines) if line.strip() == "if i < n:"), None)
     end = next((k for k, line in enumerate(lines) if line.strip().startswith("x0 =")), None)
     if start is None or end is None or end <= start + 1:
-        return source
+        return "\n".join(lines)
     indent = lines[end][: len(lines[end]) - len(lines[end].lstrip())]
     folded = (
         f"{indent}# ... {end - start - 1} lines: where thread i's element of each input lies (07.2)"
@@ -193,7 +200,7 @@ def show_fused_run(lines: list[str], steps: list, shapes: list[tuple[int, ...]])
     from minitorch.cuda import fusion
 
     lines = [str(line) for line in lines]
-    print(_elide_index_arithmetic(fusion.kernel_source(lines, len(shapes))))
+    print(elide_index_arithmetic(fusion.kernel_source(lines, len(shapes))))
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, size=s) for s in shapes]
     kernel = fusion.compile_lines(lines, len(arrays))

@@ -508,7 +508,8 @@ def shared_memory(dtype: Any, size: Any) -> SharedArray:
         raise KernelLanguageError(
             f"{where()}: shared_memory size must be a positive int constant, got {size!r}"
         )
-    dt = np.dtype(getattr(dtype, "dtype", dtype))
+    # (jit.float32 holds a dtype; np.float32 is a type, whose .dtype is a descriptor)
+    dt = np.dtype(dtype if isinstance(dtype, type) else getattr(dtype, "dtype", dtype))
     k = launch.shared_calls[state.tid]
     launch.shared_calls[state.tid] = k + 1
     if k == len(launch.shared):

@@ -764,6 +764,25 @@ MATMUL = {
 }
 
 FUSED = {
+    "eight_significant_digits": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps):
+        table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+        names = [v if isinstance(v, str) else "%.8e" % float(v) for v in operands]
+        lines.append(f"t{k} = " + table[op].format(*names))
+    return lines
+    """,
+    "six_significant_digits_as_g": """
+    lines = []
+    for k, (op, *operands) in enumerate(steps):
+        table = fusion.UNARY if len(operands) == 1 else fusion.BINARY
+        names = []
+        for v in operands:
+            text = "%.6g" % float(v) if not isinstance(v, str) else v
+            names.append(text if isinstance(v, str) or "." in text or "e" in text else text + ".0")
+        lines.append(f"t{k} = " + table[op].format(*names))
+    return lines
+    """,
     "operands_swapped": """
     lines = []
     for k, (op, *operands) in enumerate(steps):

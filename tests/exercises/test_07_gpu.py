@@ -468,8 +468,13 @@ def test_fused_lines_write_every_number_as_a_float_literal(run):
     _, lines = _fused_case(run, steps, [(3, 5)])
     bare = [line for line in lines if re.search(r"(?<![\w.])\d+(?![\w.])|np\.", line)]
     assert not bare, (
-        f"fused_lines wrote {bare}: write every number as a float literal, "
-        f"repr(float(value)) ({repr(float(shift))}, not {shift})"
+        f"fused_lines wrote {bare} for the steps {steps}: the kernel language needs every "
+        f"number as a float literal ({shift} is an int here)"
+    )
+    literals = [float(m) for m in re.findall(r"\d+\.\d*(?:[eE][+-]?\d+)?", lines[0])]
+    assert scale in literals, (
+        f"fused_lines wrote {lines[0]!r} for the step {steps[0]}: its number reads back as "
+        f"{literals}, not {scale!r} (every digit of the float must survive)"
     )
 
 

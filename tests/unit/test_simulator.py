@@ -223,3 +223,18 @@ def test_a_launch_argument_of_the_wrong_kind_is_named_with_the_kernel_and_parame
         _axpy[1, 4](2.0, x, y, frozen, 4)
     with pytest.raises(TypeError, match=r"takes 5 arguments \(alpha, x, y, out, n\), but .* 4"):
         _axpy[1, 4](2.0, x, y, frozen)
+
+
+def test_shared_memory_takes_numpy_scalar_types_as_cupyx_jit_does():
+    # catches: np.float32 (a type, whose .dtype is a descriptor) crashing the simulator
+    @jit.rawkernel()
+    def copy_through_shared(x, out):
+        cells = jit.shared_memory(np.float32, 4)
+        t = jit.threadIdx.x
+        cells[t] = x[t]
+        jit.syncthreads()
+        out[t] = cells[3 - t]
+
+    out = np.zeros(4, dtype=np.float32)
+    copy_through_shared[1, 4](np.arange(4, dtype=np.float32), out)
+    assert out.tolist() == [3.0, 2.0, 1.0, 0.0]
