@@ -53,10 +53,15 @@ lab: $(COURSE)  ## open the course in JupyterLab, at chapter 01
 	$(BIN)/jupyter lab $(ROOTARG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/$(FIRST_LESSON) $(LAB_ARGS)
 
+# The suite runs on every core, up to 4 (pytest-xdist; JOBS=1 runs it in one process): each
+# notebook's cells stay together on one worker, and each worker's numpy uses one thread, so
+# that the workers' BLAS threads do not fight over the cores.
+JOBS ?= auto
 test: $(TESTS)  ## lint + format check, then the whole suite: unit, notebooks, grading
 	$(BIN)/ruff check $(PATHS)
 	$(BIN)/ruff format --check $(PATHS)
-	$(BIN)/python -m pytest
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(BIN)/python -m pytest -n $(JOBS) --maxprocesses 4 --dist loadfile
 
 exercises: $(COURSE)  ## regenerate exercises/ from solutions/
 	$(BIN)/python -m minitorch.course.generate

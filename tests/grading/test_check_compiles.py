@@ -20,7 +20,9 @@ def solutions_07():
 
 def test_a_passing_kernel_exercise_says_how_it_compiles(solutions_07):
     # catches: check() that stops at the simulator, or compiles the package's kernel
-    namespace = dict(solutions_07)  # (check reads the caller's globals)
+    # check reads the caller's globals, which must be the kernels' own: 07.3's tests set BLOCK
+    # there to try other block sizes (a copy of the dict would leave the kernel's BLOCK as it is)
+    namespace = solutions_07
     exec("from minitorch.course.grading import check\nresult = check('07.3')", namespace)
     text = repr(namespace["result"])
     assert text.startswith("07.3") and "passed" in text

@@ -405,7 +405,7 @@ def test_children_the_notebook_starts_are_stopped_with_it(hostile):
 def test_honest_parts_of_a_hostile_notebook_still_score(hostile):
     report = hostile(ADD, KILL_PARENT, GREET)
     assert report.result("99.1").score == 2 and report.result("99.3").score == 1
-    report = hostile(ADD, HUGE_MESSAGE)
+    report = hostile(ADD, HUGE_MESSAGE, timeout=5.0)  # (building the message takes a while)
     assert report.result("99.1").score == 2
     mul = report.result("99.2")
     assert len(mul.reason) <= 1000 and "\x1b" not in mul.reason
