@@ -312,8 +312,8 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
             Exercise("06.7", "Averaging gradients over ranks", 2),
             Exercise("06.8", "Gradient accumulation with no_sync", 3),
-        ),
             Exercise("06.9", "Plan the buckets: overlap communication with backward", 4),
+        ),
     ),
     Chapter(
         "07",
@@ -406,6 +406,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 2,
                 ("minitorch.optim.schedules:warmup_cosine",),
             ),
+            Exercise("08.8", "Nucleus (top-p) sampling", 4),
         ),
     ),
 )

@@ -138,6 +138,97 @@ def merge(ids, pair, new_id):
     ),
     "characters_not_bytes": _train(start="[ord(c) for c in data.decode('utf-8')]"),
     "records_the_new_id": _train(record="merges.append((new_id, new_id))"),
+    "stops_when_the_best_pair_occurs_once": _train(
+        merge_line="if counts[pair] < 2:\n            break\n        ids = merge(ids, pair, new_id)"
+    ),
+    "merges_only_repeated_pairs": """
+def train_bpe(data, vocab_size):
+    ids, merges = list(data), []
+    while len(merges) < vocab_size - 256:
+        counts = get_pair_counts(ids)
+        if not counts or max(counts.values()) < 2:
+            break
+        pair = max(counts, key=counts.get)
+        ids = merge(ids, pair, 256 + len(merges))
+        merges.append(pair)
+    return merges
+""",
+    "merge_by_string_replacement": """
+def merge(ids, pair, new_id):
+    text = " ".join(str(i) for i in ids).replace(f"{pair[0]} {pair[1]}", str(new_id))
+    return [int(t) for t in text.split()]
+""",
+    "merge_by_string_with_commas": """
+def merge(ids, pair, new_id):
+    text = ",".join(map(str, ids)).replace(f"{pair[0]},{pair[1]}", str(new_id))
+    return [int(t) for t in text.split(",") if t]
+""",
+    "merge_by_padded_string": """
+def merge(ids, pair, new_id):
+    text = " " + " ".join(map(str, ids)) + " "
+    text = text.replace(f" {pair[0]} {pair[1]} ", f" {new_id} ")
+    return [int(t) for t in text.split()]
+""",
+    "train_merges_a_string": """
+def train_bpe(data, vocab_size):
+    text, merges = " ".join(str(b) for b in data), []
+    for new_id in range(256, vocab_size):
+        counts = get_pair_counts([int(t) for t in text.split()])
+        pair = max(counts, key=counts.get)
+        text = text.replace(f"{pair[0]} {pair[1]}", str(new_id))
+        merges.append(pair)
+    return merges
+""",
+    "train_merges_a_padded_string": """
+def train_bpe(data, vocab_size):
+    text, merges = " " + " ".join(str(b) for b in data) + " ", []
+    for new_id in range(256, vocab_size):
+        counts = get_pair_counts([int(t) for t in text.split()])
+        pair = max(counts, key=counts.get)
+        text = text.replace(f" {pair[0]} {pair[1]} ", f" {new_id} ")
+        merges.append(pair)
+    return merges
+""",
+    "trains_on_stripped_bytes": _train(start="list(data.strip())"),
+    "trains_on_right_stripped_text": _train(
+        start="list(data.decode('utf-8').rstrip().encode('utf-8'))"
+    ),
+    "trains_on_normalised_whitespace": _train(start="list(b' '.join(data.split()))"),
+    "trains_on_lines_without_newlines": _train(start="list(b''.join(data.splitlines()))"),
+    "stops_quietly_when_no_pair_is_left": _train(
+        merge_line="ids = merge(ids, pair, new_id)"
+    ).replace(
+        "        pair = max(counts, key=counts.get)",
+        "        if not counts:\n            break\n        pair = max(counts, key=counts.get)",
+    ),
+    "most_common_of_an_empty_count": """
+from collections import Counter
+
+
+def train_bpe(data, vocab_size):
+    ids, merges = list(data), []
+    for new_id in range(256, vocab_size):
+        pair = Counter(zip(ids, ids[1:])).most_common(1)[0][0]
+        ids = merge(ids, pair, new_id)
+        merges.append(pair)
+    return merges
+""",
+    "delegates_exec_of_merge": """
+import inspect
+
+from minitorch.text import bpe as _bpe
+
+exec(inspect.getsource(_bpe.merge))
+""",
+    "delegates_exec_of_get_pair_counts": """
+import inspect
+
+from minitorch.text import bpe as _bpe
+
+_namespace = dict(vars(_bpe))
+exec(inspect.getsource(_bpe.get_pair_counts), _namespace)
+get_pair_counts = _namespace["get_pair_counts"]
+""",
     "delegates_train_bpe": """
 from minitorch.text import bpe as _bpe
 
@@ -226,6 +317,55 @@ def causal_attention(q, k, v):
 """,
     "keys_detached": _attention(scores="q @ k.detach().transpose(-2, -1) / math.sqrt(q.shape[-1])"),
     "float64_result": _attention(out="(weights @ v).to(minitorch.float64)"),
+    "max_taken_before_the_mask": _attention(
+        mask="shift = scores.max(dim=-1, keepdim=True).values.detach()",
+        shift="scores = (scores - shift).masked_fill(~visible, float('-inf'))",
+    ),
+    "max_of_each_head_matrix": _attention(
+        shift=(
+            "scores = scores - scores.max(dim=-1, keepdim=True).values"
+            ".max(dim=-2, keepdim=True).values.detach()"
+        )
+    ),
+    "max_with_the_hidden_keys_at_zero": _attention(
+        shift=(
+            "scores = scores - scores.masked_fill(~visible, 0.0)"
+            ".max(dim=-1, keepdim=True).values.detach()"
+        )
+    ),
+    "max_of_the_unscaled_scores": _attention(
+        scores="q @ k.transpose(-2, -1)",
+        mask="raw = scores.masked_fill(~visible, float('-inf'))",
+        shift=(
+            "scores = raw / math.sqrt(q.shape[-1]) - raw.max(dim=-1, keepdim=True).values.detach()"
+        ),
+    ),
+    "delegates_exec_of_scaled_dot_product_attention": """
+import inspect
+
+from minitorch.nn import attention as _attention
+
+_namespace = dict(vars(_attention))
+exec(inspect.getsource(_attention.scaled_dot_product_attention), _namespace)
+_sdpa = _namespace["scaled_dot_product_attention"]
+
+
+def causal_attention(q, k, v):
+    T, S = q.shape[-2], k.shape[-2]
+    visible = minitorch.ones(T, S, dtype=minitorch.bool).tril(diagonal=S - T)
+    return _sdpa(q, k, v, attn_mask=visible)
+""",
+    "delegates_exec_of_attend": """
+import inspect
+
+_namespace = dict(vars(gpt))
+exec(inspect.getsource(gpt.attend), _namespace)
+_attend = _namespace["attend"]
+
+
+def causal_attention(q, k, v):
+    return _attend(q, k, v)
+""",
     "delegates_scaled_dot_product_attention": """
 import minitorch.nn.functional as _F
 
@@ -308,6 +448,11 @@ def merge_heads(x):
 def split_heads(x, n_head):
     return gpt.split_heads(x, n_head)
 """,
+    "delegates_exec_of_split_heads": """
+import inspect
+
+exec(inspect.getsource(gpt.split_heads))
+""",
     "delegates_merge_heads": """
 from minitorch.models.gpt import merge_heads as _merge
 
@@ -371,6 +516,43 @@ BLOCK = {
         "x = x + self.attn(self.ln_1(x), cache)\nreturn x + self.mlp(self.ln_2(x)).detach()"
     ),
     "delegates_block_forward": _block("return gpt.Block.forward(self, x, cache)"),
+    "delegates_alias_of_the_package_block": """
+Block = gpt.Block
+""",
+    "delegates_subclass_of_the_package_block": """
+class Block(gpt.Block):
+    pass
+""",
+    "delegates_subclass_that_calls_super": """
+class Block(gpt.Block):
+    def forward(self, x, cache=None):
+        return super().forward(x, cache)
+""",
+    "delegates_exec_of_forward_in_the_class": """
+import inspect
+import textwrap
+
+from minitorch import Tensor
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = gpt.CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = gpt.MLP(config)
+
+    exec(textwrap.dedent(inspect.getsource(gpt.Block.forward)))
+""",
+    "delegates_exec_of_the_whole_class": """
+import inspect
+
+from minitorch import Tensor
+from minitorch.models.gpt import MLP, CausalSelfAttention
+
+exec(inspect.getsource(gpt.Block))
+""",
 }
 
 
@@ -438,6 +620,13 @@ SAMPLE = {
             "        return logits.argmax(dim=-1, keepdim=True)"
         )
     ),
+    "delegates_exec_of_sample_next_token": """
+import inspect
+
+_namespace = dict(vars(gpt))
+exec(inspect.getsource(gpt.sample_next_token), _namespace)
+sample_next_token = _namespace["sample_next_token"]
+""",
     "delegates_sample_next_token": """
 def sample_next_token(logits, temperature=1.0, top_k=None, generator=None):
     return gpt.sample_next_token(logits, temperature, top_k, generator)
@@ -497,6 +686,28 @@ GENERATE = {
     "a_new_cache_every_step": _generate(
         fresh="True", window="idx[:, -block_size:] if cache is None else idx[:, -1:]"
     ),
+    "first_step_runs_the_whole_prompt": _generate(
+        fresh="(first := cache is None) or cache[0].length == block_size",
+        window="idx if first else idx[:, -block_size:]",
+    ),
+    "window_from_the_start": _generate(window="idx[:, :block_size]"),
+    "never_crops": _generate(window="idx"),
+    "prompt_cropped_for_good": _generate(
+        fresh="cache is None or cache[0].length == block_size",
+        window="(idx := idx[:, -block_size:])",
+    ),
+    "delegates_exec_of_generate": """
+import inspect
+import textwrap
+
+_namespace = dict(vars(gpt))
+exec(textwrap.dedent(inspect.getsource(gpt.GPT.generate)), _namespace)
+_generate = _namespace["generate"]
+
+
+def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    return _generate(model, idx, max_new_tokens, temperature, top_k, True, generator)
+""",
     "delegates_generate": """
 def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
     return model.generate(idx, max_new_tokens, temperature, top_k, True, generator)
@@ -547,12 +758,134 @@ SCHEDULE = {
     "divides_by_warmup_first": _schedule(
         before="warm = max_lr * (step + 1) / warmup_steps", warm="warm"
     ),
+    "computed_in_float32": "import numpy as np\n"
+    + _schedule(
+        warm="float(np.float32(max_lr) * np.float32(step + 1) / np.float32(warmup_steps))",
+        decay=(
+            "float(np.float32(min_lr) + np.float32(0.5) * (np.float32(1.0) + "
+            "np.cos(np.float32(math.pi) * np.float32(t))) * np.float32(max_lr - min_lr))"
+        ),
+    ),
+    "computed_with_minitorch_tensors": _schedule(
+        decay=(
+            "(min_lr + 0.5 * (1.0 + minitorch.tensor(math.pi * t).cos()) * (max_lr - min_lr))"
+            ".item()"
+        )
+    ),
+    "warmup_from_min_lr": _schedule(warm="min_lr + (max_lr - min_lr) * (step + 1) / warmup_steps"),
+    "decay_starts_one_step_late": _schedule(
+        t="(step - warmup_steps - 1) / (max_steps - warmup_steps - 1)",
+        warming="step <= warmup_steps",
+    ),
+    "delegates_exec_of_warmup_cosine": """
+import inspect
+
+from minitorch.optim import schedules as _schedules
+
+_namespace = dict(vars(_schedules))
+exec(inspect.getsource(_schedules.warmup_cosine), _namespace)
+warmup_cosine = _namespace["warmup_cosine"]
+""",
     "delegates_warmup_cosine": """
 from minitorch.optim.schedules import warmup_cosine as _lr
 
 
 def warmup_cosine(step, warmup_steps, max_steps, max_lr, min_lr):
     return _lr(step, warmup_steps, max_steps, max_lr, min_lr)
+""",
+}
+
+
+# --- 08.8 nucleus sampling ------------------------------------------------------------------------
+def _top_p(
+    greedy="if temperature == 0:\n        return logits.argmax(dim=-1, keepdim=True)",
+    probs="nn.functional.softmax(logits / temperature, dim=-1)",
+    sort="probs.sort(dim=-1, descending=True)",
+    before="ranked @ minitorch.ones(vocab, vocab, dtype=probs.dtype).triu(diagonal=1)",
+    keep="(before < top_p).gather(-1, order.argsort(dim=-1))",
+    draw="minitorch.multinomial(probs.masked_fill(~keep, 0.0), 1, generator=generator)",
+):
+    return f"""
+def sample_top_p(logits, top_p, temperature=1.0, generator=None):
+    {greedy}
+    probs = {probs}
+    ranked, order = {sort}
+    vocab = probs.shape[-1]
+    before = {before}
+    keep = {keep}
+    return {draw}
+"""
+
+
+_INCLUSIVE = "ranked @ minitorch.ones(vocab, vocab, dtype=probs.dtype).triu()"
+TOP_P = {
+    "crossing_token_dropped": _top_p(
+        before=_INCLUSIVE,
+        keep="((before <= top_p) | (minitorch.arange(vocab) == 0)).gather(-1, order.argsort(-1))",
+    ),
+    "keeps_nothing_when_sure": _top_p(
+        before=_INCLUSIVE, keep=("(before < top_p).gather(-1, order.argsort(dim=-1))")
+    ),
+    "one_token_too_many": _top_p(
+        before="ranked @ minitorch.ones(vocab, vocab, dtype=probs.dtype).triu(diagonal=2)"
+    ),
+    "nucleus_of_the_unsorted_vocabulary": _top_p(
+        sort="probs, minitorch.arange(probs.shape[-1]).expand(probs.shape)"
+    ),
+    "least_likely_first": _top_p(sort="probs.sort(dim=-1)"),
+    "mask_left_in_sorted_order": _top_p(keep="before < top_p"),
+    "running_total_the_wrong_way": _top_p(
+        before="ranked @ minitorch.ones(vocab, vocab, dtype=probs.dtype).tril(diagonal=-1)"
+    ),
+    "keeps_a_top_p_share_of_the_vocabulary": "import math as _math\n"
+    + _top_p(
+        keep="(minitorch.arange(vocab) < _math.ceil(top_p * vocab)).expand(probs.shape)"
+        ".gather(-1, order.argsort(dim=-1))"
+    ),
+    "outside_draws_replaced_by_the_best": _top_p(
+        draw=(
+            "minitorch.where(keep.gather(-1, (t := minitorch.multinomial(probs, 1, "
+            "generator=generator))), t, probs.argmax(dim=-1, keepdim=True))"
+        )
+    ),
+    "nucleus_before_the_temperature": _top_p(
+        probs="nn.functional.softmax(logits, dim=-1)",
+        draw=(
+            "minitorch.multinomial(nn.functional.softmax(logits / temperature, dim=-1)"
+            ".masked_fill(~keep, 0.0), 1, generator=generator)"
+        ),
+    ),
+    "temperature_multiplies": _top_p(probs="nn.functional.softmax(logits * temperature, dim=-1)"),
+    "temperature_ignored": _top_p(probs="nn.functional.softmax(logits, dim=-1)"),
+    "temperature_zero_divides": _top_p(greedy="pass"),
+    "greedy_draws_anyway": _top_p(
+        greedy=(
+            "if temperature == 0:\n"
+            "        minitorch.rand(1, generator=generator)\n"
+            "        return logits.argmax(dim=-1, keepdim=True)"
+        )
+    ),
+    "global_generator": _top_p(draw="minitorch.multinomial(probs.masked_fill(~keep, 0.0), 1)"),
+    "one_dim_result": _top_p(
+        draw="minitorch.multinomial(probs.masked_fill(~keep, 0.0), 1, generator=generator).view(-1)"
+    ),
+    "divides_the_logits_in_place": _top_p(
+        greedy=(
+            "if temperature == 0:\n"
+            "        return logits.argmax(dim=-1, keepdim=True)\n"
+            "    logits.div_(temperature)"
+        ),
+        probs="nn.functional.softmax(logits, dim=-1)",
+    ),
+    "softmax_without_the_max": _top_p(
+        probs="(logits / temperature).exp() / (logits / temperature).exp().sum(-1, keepdim=True)"
+    ),
+    "delegates_to_the_package_sampler": """
+def sample_top_p(logits, top_p, temperature=1.0, generator=None):
+    probs = nn.functional.softmax(logits / max(temperature, 1e-9), dim=-1)
+    ranked = probs.sort(dim=-1, descending=True).values.numpy()
+    k = int(((ranked.cumsum(-1) - ranked) < top_p).sum(-1).max())
+    return gpt.sample_next_token(logits, temperature, k, generator)
 """,
 }
 
@@ -564,6 +897,7 @@ MUTANTS = {
     "08.5": SAMPLE,
     "08.6": GENERATE,
     "08.7": SCHEDULE,
+    "08.8": TOP_P,
 }
 
 # --- correct alternatives: full marks ------------------------------------------------------------
@@ -580,6 +914,8 @@ def get_pair_counts(ids):
 def train_bpe(data, vocab_size):
     ids, merges = list(data), []
     for k in range(vocab_size - 256):
+        if len(ids) < 2:
+            raise ValueError(f"no pair is left after {k} merges")
         pair = Counter(zip(ids, ids[1:])).most_common(1)[0][0]  # (ties: the first counted)
         ids = merge(ids, pair, 256 + k)
         merges.append(pair)
@@ -619,6 +955,14 @@ def causal_attention(q, k, v):
     e = (scores - scores.max(dim=-1, keepdim=True).values).exp()
     return (e / e.sum(-1, keepdim=True)) @ v
 """,
+        "shift_before_the_scale": _attention(
+            scores="q @ k.transpose(-2, -1)",
+            mask="scores = scores.masked_fill(~visible, float('-inf'))",
+            shift=(
+                "scores = (scores - scores.max(dim=-1, keepdim=True).values.detach()) "
+                "/ math.sqrt(q.shape[-1])"
+            ),
+        ),
         "triu_of_the_future": """
 def causal_attention(q, k, v):
     T, S = q.shape[-2], k.shape[-2]
@@ -670,6 +1014,40 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=
             idx = minitorch.cat([idx, token], 1)
             done += 1
     return idx
+""",
+    },
+    "08.8": {
+        "inverse_cdf_in_numpy": """
+import numpy as np
+
+
+def sample_top_p(logits, top_p, temperature=1.0, generator=None):
+    z = logits.detach().numpy().astype(np.float64)
+    if temperature == 0:
+        return minitorch.tensor(z.argmax(axis=-1)[:, None], dtype=minitorch.int64)
+    z = z / temperature
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    order = np.argsort(-p, axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1)
+    ranked = np.where(np.cumsum(ranked, axis=-1) - ranked < top_p, ranked, 0.0)
+    cdf = np.cumsum(ranked, axis=-1)
+    u = minitorch.rand(len(p), 1, generator=generator).numpy() * cdf[:, -1:]
+    pick = np.minimum((u >= cdf).sum(axis=-1, keepdims=True), p.shape[-1] - 1)
+    return minitorch.tensor(np.take_along_axis(order, pick, axis=-1), dtype=minitorch.int64)
+""",
+        "minus_infinity_outside_the_nucleus": """
+def sample_top_p(logits, top_p, temperature=1.0, generator=None):
+    if temperature == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    logits = logits / temperature
+    probs = nn.functional.softmax(logits, dim=-1)
+    ranked, order = probs.sort(dim=-1, descending=True)
+    n = probs.shape[-1]
+    running = ranked @ minitorch.ones(n, n).tril().T  # inclusive running totals
+    outside = (running - ranked >= top_p).gather(-1, order.argsort(dim=-1))
+    logits = logits.masked_fill(outside, float("-inf"))
+    return minitorch.multinomial(nn.functional.softmax(logits, dim=-1), 1, generator=generator)
 """,
     },
     "08.7": {
