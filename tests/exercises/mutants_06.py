@@ -805,7 +805,7 @@ def average_gradients(params, all_reduce, world_size):
 
 # --- 06.8 no_sync accumulation
 ACCUMULATE = {
-        "never_zeroes_the_gradients": """
+    "never_zeroes_the_gradients": """
 def accumulate_and_step(model, optimizer, micro_batches, loss_fn):
     k = len(micro_batches)
     total = 0.0
