@@ -154,9 +154,10 @@ def recorded() -> Run | None:
     return Run(**fields)
 
 
-def package_run(corpus: str) -> tuple[Run, str]:
-    """The package's run for ``corpus`` (a digest), and where it came from: the record, or,
-    for another corpus, a run of the package's pieces now."""
+def package_run(corpus: str | None = None) -> tuple[Run, str]:
+    """The package's run for ``corpus`` (a digest; this Python's corpus by default), and where
+    it came from: the record, or, for another corpus, a run of the package's pieces now."""
+    corpus = corpus or corpus_digest(load_corpus())
     record = recorded()
     if record is not None and record.corpus == corpus:
         return record, "recorded"
@@ -201,18 +202,21 @@ def first_difference(a: str, b: str) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def picture(yours: Run, package: Run) -> Figure:
-    """Validation loss of both runs against the baselines, training loss faintly behind."""
+def picture(yours: Run | None, package: Run) -> Figure:
+    """Validation loss of both runs (the package's alone where ``yours`` is None) against the
+    baselines, the training loss faintly behind."""
     from minitorch.course import viz_gpt
 
+    curves = {"the package's pieces": tuple(zip(*package.validation, strict=True))}
+    shown = package if yours is None else yours
+    if yours is not None:
+        curves["your pieces"] = tuple(zip(*yours.validation, strict=True))
+    whose = "The package's" if yours is None else "Your"
     return viz_gpt.plot_losses(
-        {
-            "the package's pieces": tuple(zip(*package.validation, strict=True)),
-            "your pieces": tuple(zip(*yours.validation, strict=True)),
-        },
-        yours.baselines,
-        title=f"Your GPT after {STEPS} steps: validation loss {yours.final:.3f}",
-        train=(range(1, len(yours.losses) + 1), yours.losses),
+        curves,
+        shown.baselines,
+        title=f"{whose} GPT after {STEPS} steps: validation loss {shown.final:.3f}",
+        train=(range(1, len(shown.losses) + 1), shown.losses),
     )
 
 
@@ -247,10 +251,22 @@ def report(yours: Run, package: Run, source: str) -> str:
     return "\n".join(lines)
 
 
-def show(yours: Run, package: Run, source: str) -> None:
-    """Show the picture and the report, then stop (:func:`compare`) if the runs part."""
+def show(yours: Run | None, package: Run, source: str) -> None:
+    """Show the picture and the report, then stop (:func:`compare`) if the runs part.
+    ``yours`` is None where no piece of the learner's is finished: the package's run alone."""
     from minitorch.course.at_work import show_figure
 
+    if yours is None:
+        show_figure(picture(None, package))
+        base = package.baselines
+        print(
+            "No piece of yours is finished yet, so nothing was trained here. The package's run "
+            f"of this recipe ({source}): validation loss {package.final:.4f} after {STEPS} "
+            f"steps (unigram {base['unigram']:.4f}, bigram {base['bigram']:.4f}). Its sample, "
+            f"from the prompt {PROMPT!r}:\n\n{package.sample}\n\nFinish your pieces of this "
+            "chapter and run this cell again."
+        )
+        return
     show_figure(picture(yours, package))
     print(report(yours, package, source))
     compare(yours, package)

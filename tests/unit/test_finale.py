@@ -67,3 +67,14 @@ def test_another_corpus_trains_the_packages_run_instead(monkeypatch, tmp_path):
     monkeypatch.setattr(finale, "train", lambda show_progress=True: trained)
     assert finale.package_run("abc") == (_run(), "recorded")
     assert finale.package_run("other") == (trained, "trained now")
+
+
+def test_with_no_piece_of_yours_it_shows_the_packages_run_alone(capsys, monkeypatch):
+    # catches: a finale that trains the package's pieces and calls them the learner's
+    shown = []
+    monkeypatch.setattr("minitorch.course.at_work.show_figure", shown.append)
+    finale.show(None, _run(sample="The package"), "recorded")
+    out = capsys.readouterr().out
+    assert out.startswith("No piece of yours is finished yet") and "The package" in out
+    assert [line.get_label() for line in shown[0].axes[0].lines][1:2] == ["the package's pieces"]
+    assert "The package's GPT" in shown[0].axes[0].get_title()
