@@ -1163,7 +1163,9 @@ def _nucleus_logits(run, rows, vocab, top_p, temperature, scale=1.5, differs=Fal
     ``top_p`` and no two probabilities within 1e-3; with ``differs``, a nucleus that another
     temperature (1, or the reciprocal) would make different."""
     found = []
-    while len(found) < rows:
+    for _ in range(20_000):  # (a bound: some settings have no clear-cut nucleus to find)
+        if len(found) == rows:
+            return found
         z = np.round(run.rng.standard_normal(vocab) * scale, 3)
         probs = _tempered(z, temperature)[None]
         near = top_p < 1.0 and _boundary_margin(probs, top_p) < 0.03
@@ -1175,7 +1177,9 @@ def _nucleus_logits(run, rows, vocab, top_p, temperature, scale=1.5, differs=Fal
             if any(np.array_equal(mine, o) for o in others):
                 continue
         found.append(z.tolist())
-    return found
+    if len(found) == rows:
+        return found
+    raise RuntimeError(f"no clear-cut nucleus for vocab={vocab}, top_p={top_p}, T={temperature}")
 
 
 def _listed(values):
