@@ -1066,8 +1066,9 @@ def plans(nb, tasks):
     return out
 
 
-def _check_plan(k, task, plan, untouched):
-    sizes, ready, latency, bandwidth = task
+def _check_is_a_plan(k, task, plan, untouched):
+    """The caller's lists untouched, no empty bucket, every index in exactly one bucket."""
+    sizes = task[0]
     what = _describe_task(k, *task)
     assert untouched, f"{what}: plan_buckets changed the caller's sizes or ready"
     assert all(plan), f"{what}: the plan {plan} has an empty bucket"
@@ -1076,6 +1077,12 @@ def _check_plan(k, task, plan, untouched):
         f"{what}: the plan {plan} holds the indices {found}; every index from 0 to "
         f"{len(sizes) - 1} must be in exactly one bucket"
     )
+
+
+def _check_plan(k, task, plan, untouched):
+    _check_is_a_plan(k, task, plan, untouched)
+    sizes = task[0]
+    what = _describe_task(k, *task)
     got = _exposed(plan, *task)
     best = _best_exposed(*task)
     one = _exposed([list(range(len(sizes)))], *task)
@@ -1096,15 +1103,7 @@ def test_plan_is_a_plan(run):
     for k, (task, (plan, untouched)) in enumerate(
         zip((one, small), run(plans, [one, small]), strict=True)
     ):
-        sizes, ready, latency, bandwidth = task
-        what = _describe_task(k, *task)
-        assert untouched, f"{what}: plan_buckets changed the caller's sizes or ready"
-        assert all(plan), f"{what}: the plan {plan} has an empty bucket"
-        found = sorted(i for bucket in plan for i in bucket)
-        assert found == list(range(len(sizes))), (
-            f"{what}: the plan {plan} holds the indices {found}; every index from 0 to "
-            f"{len(sizes) - 1} must be in exactly one bucket"
-        )
+        _check_is_a_plan(k, task, plan, untouched)
 
 
 # catches: one bucket of everything (no overlap), a bucket per parameter (a latency per
