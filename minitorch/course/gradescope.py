@@ -205,7 +205,10 @@ def run(root: str | Path, chapter: manifest.Chapter, tests: Sequence[str] = ()) 
         except GradingError as err:
             results = ungraded_results(chapter, f"{notebook.name} could not be graded: {err}")
         else:
-            results = report.to_gradescope(info.get("private_visibility", "after_due_date"))
+            visibility = info.get("private_visibility", "after_due_date")
+            results = report.to_gradescope(visibility, for_students=True)
+            # stdout reaches instructors only: the whole report, private tests included
+            print(report.text(width=None), flush=True)
             if note:
                 results["output"] = f"{note}\n{results['output']}"
     results["execution_time"] = round(time.monotonic() - started, 2)
@@ -258,8 +261,7 @@ def _run_command(argv: Sequence[str]) -> int:
     parser.add_argument("--tests", action="append", default=[])
     args = parser.parse_args(argv)
     chapter = manifest.chapter(args.chapter)
-    results = run(args.root, chapter, args.tests)
-    print(results["output"])
+    run(args.root, chapter, args.tests)
     return 0
 
 

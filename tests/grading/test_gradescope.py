@@ -30,7 +30,7 @@ def strides_of(nb, shape):
 
 @exercise("01.1")
 def test_private_strides_of_a_wide_shape(run):
-    assert run(strides_of, (2, 3, 4)) == [12, 4, 1], "contiguous_strides((2, 3, 4))"
+    assert run(strides_of, (5, 1, 7, 2)) == [14, 14, 2, 1], "contiguous_strides((5, 1, 7, 2))"
 """
 
 
@@ -115,6 +115,40 @@ def test_a_solved_notebook_under_any_name_gets_full_marks(tmp_path, autograder):
     assert [t["number"] for t in public] == [e.id for e in CH01.exercises]
     for folder in (root / "source" / "private", root / "source" / "course" / "tests"):
         assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0, f"{folder} readable by others"
+
+
+# catches: before the due date, a visible entry that reveals a private test's verdict
+# ("failed: 1 of 1 private test did not pass", or fewer points than the public tests
+# earned) or an output that states the total, so that a student resubmits until it passes
+def test_before_the_due_date_students_see_only_the_public_tests(tmp_path, autograder):
+    import nbformat
+
+    notebook = nbformat.read(CH01.solution, as_version=4)
+    cell = next(c for c in notebook.cells if "def contiguous_strides" in c.source)
+    cell.source = cell.source.replace(  # wrong only where the private test looks
+        "    ### BEGIN SOLUTION\n",
+        "    ### BEGIN SOLUTION\n    if tuple(shape) == (5, 1, 7, 2):\n        return (0, 0, 0, 0)\n",
+    )
+    upload = tmp_path / "hw.ipynb"
+    nbformat.write(notebook, upload)
+    root = _gradescope_root(tmp_path, autograder, {"hw.ipynb": upload})
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300
+    )
+    results = json.loads((root / "results" / "results.json").read_text())
+    visible = [t for t in results["tests"] if t["visibility"] == "visible"]
+    hidden = [t for t in results["tests"] if t["visibility"] != "visible"]
+    first = next(t for t in visible if t["number"] == "01.1")
+    assert first["status"] == "passed" and "private" not in first["output"], first
+    assert first["score"] == first["max_score"] > 0
+    assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in visible)
+    assert [(t["number"], t["status"], t["score"]) for t in hidden] == [("01.1", "failed", 0)]
+    total = f"/{results['max_score']:g} points"
+    assert total not in results["output"] and "exercises passed" not in results["output"]
+    # the parts add up to the grade, which an instructor sees whole in stdout
+    assert sum(t["score"] for t in results["tests"]) == results["score"] < results["max_score"]
+    assert "private test" in done.stdout and "01.1" in done.stdout
 
 
 def test_a_blank_notebook_gets_nothing_and_says_why(tmp_path, autograder):

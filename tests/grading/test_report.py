@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from minitorch.course.grading.delegation import DELEGATION_PREFIX
 from minitorch.course.grading.namespace import CellFailure
 from minitorch.course.grading.report import GradeReport
 from minitorch.course.grading.results import ExerciseResult, TestOutcome
@@ -95,3 +96,40 @@ def test_gradescope_results(tmp_path):
         "  failed: t3: mul(7, 0) returned 1, expected 0",
         "  not run: t4: not run: the exercise stopped before this test",
     ]
+
+
+def _private_report(*results: ExerciseResult) -> GradeReport:
+    return GradeReport("hw.ipynb", "99", "A fixture chapter", list(results))
+
+
+def _entries(report: GradeReport, exercise_id: str) -> dict[str, dict]:
+    tests = report.to_gradescope(for_students=True)["tests"]
+    return {t["visibility"]: t for t in tests if t["number"] == exercise_id}
+
+
+# catches: an instructor-only exercise (private tests alone) shown to students as 0/0
+def test_an_exercise_with_private_tests_only_has_no_visible_entry():
+    own = ExerciseResult(
+        "99.9", "The instructor's own", 0, 2, "failed", "1 of 1 private test did not pass",
+        [TestOutcome("test_secret", "failed", "wrong", private=True)],
+    )  # fmt: skip
+    entries = _entries(_private_report(own), "99.9")
+    assert list(entries) == ["after_due_date"]
+    assert (entries["after_due_date"]["score"], entries["after_due_date"]["max_score"]) == (0, 2)
+
+
+# catches: hint costs or a delegation's zero charged to the hidden entry (so the visible
+# points move with a private verdict) or the two entries not adding up to the score
+def test_the_visible_entry_carries_the_hint_cost_and_the_parts_add_up():
+    tests = [TestOutcome("t1", "passed"), TestOutcome("p1", "failed", "no", private=True)]
+    hinted = ExerciseResult("99.1", "Add", 0.5, 2, "failed", "1 of 1 private ...", tests)
+    entries = _entries(_private_report(hinted), "99.1")  # 1 point earned, 0.5 paid for hints
+    assert (entries["visible"]["score"], entries["visible"]["status"]) == (0.5, "passed")
+    assert entries["after_due_date"]["score"] == 0
+    prefix = DELEGATION_PREFIX
+    refused = [TestOutcome("t1", "failed", f"{prefix} add called the package's add")]
+    refused.append(TestOutcome("p1", "passed", private=True))
+    delegated = ExerciseResult("99.1", "Add", 0, 2, "failed", refused[0].message, refused)
+    entries = _entries(_private_report(delegated), "99.1")
+    assert entries["visible"]["score"] == 0 and prefix in entries["visible"]["output"]
+    assert entries["after_due_date"]["score"] == 0

@@ -7,8 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minitorch.course.grading.delegation import is_delegation
 from minitorch.course.grading.namespace import CellFailure
-from minitorch.course.grading.results import PASSED, ExerciseResult, format_points
+from minitorch.course.grading.results import (
+    PASSED,
+    STATUS_PRIORITY,
+    ExerciseResult,
+    format_points,
+)
 from minitorch.course.grading.review import Flag
 from minitorch.course.hints import describe as describe_hints
 
@@ -119,25 +125,27 @@ class GradeReport:
             lines += [f"  {_fit(str(flag), cut)}" for flag in self.review]
         return "\n".join(lines)
 
-    def to_gradescope(self, private_visibility: str = "after_due_date") -> dict[str, Any]:
+    def to_gradescope(
+        self, private_visibility: str = "after_due_date", *, for_students: bool = False
+    ) -> dict[str, Any]:
         """The report in Gradescope's results.json format: one test per exercise (its
         ``number`` is the exercise id), plus one per exercise with private tests, whose
-        points and messages students see as ``private_visibility`` says."""
-        output = "\n".join([*self.notices, self.summary()])
-        if self.seed is not None:
-            output += f"\nInputs drawn with seed {self.seed}."
-        if self.cell_failures:
-            output += "\nCells that failed while the notebook loaded:\n"
-            output += "\n".join(f"- {f}" for f in self.cell_failures)
-        if self.hints:
-            output += f"\n{self.hints_line()}"
+        points and messages students see as ``private_visibility`` says.
+
+        Until then nothing a student sees depends on a private test: the visible entries
+        carry the public tests' points and verdicts alone, the visible output names no
+        total (with ``for_students``: Gradescope's run, where students read the output),
+        and an exercise with no public test has no visible entry at all. Gradescope itself
+        hides the total score while any test is hidden."""
+        private = any(t.private for r in self.results for t in r.tests)
+        hide = for_students and private and private_visibility != "visible"
         tests = []
         for r in self.results:
             tests += _gradescope_tests(r, private_visibility)
         results: dict[str, Any] = {
             "score": self.score,
             "max_score": self.max_score,
-            "output": output,
+            "output": self._gradescope_output(public_only=hide),
             "tests": tests,
             "seed": self.seed,
             "chapter": self.chapter,
@@ -149,6 +157,25 @@ class GradeReport:
             results["execution_time"] = self.execution_time
         return results
 
+    def _gradescope_output(self, public_only: bool) -> str:
+        """The text above the tests: notices, the summary, the seed, load failures, hints.
+        With ``public_only``, a summary that counts no private test."""
+        summary = self.summary()
+        if public_only:
+            summary = (
+                f"{self.notebook} (chapter {self.chapter}): the public tests' points are below; "
+                "the private tests' points and the total are shown after the due date."
+            )
+        output = "\n".join([*self.notices, summary])
+        if self.seed is not None:
+            output += f"\nInputs drawn with seed {self.seed}."
+        if self.cell_failures:
+            output += "\nCells that failed while the notebook loaded:\n"
+            output += "\n".join(f"- {f}" for f in self.cell_failures)
+        if self.hints:
+            output += f"\n{self.hints_line()}"
+        return output
+
     def write_json(self, path: str | Path) -> None:
         """Write :meth:`to_gradescope` to ``path`` (results.json)."""
         text = json.dumps(self.to_gradescope(), indent=2) + "\n"
@@ -157,19 +184,46 @@ class GradeReport:
 
 def _gradescope_tests(r: ExerciseResult, private_visibility: str) -> list[dict[str, Any]]:
     """The exercise's public tests as one Gradescope test and, if it has private ones,
-    those as another, each with its share of the exercise's points."""
+    those as another. The visible one's points and verdict come from the public tests
+    alone; the private one holds the rest of the exercise's score, so that the two add up
+    to it. An exercise with private tests only (an instructor's own) has no visible entry."""
     private = [t for t in r.tests if t.private]
     public = [t for t in r.tests if not t.private]
-    if not private:
-        return [_gradescope_test(r, public, r.score, r.max_score, "visible", "")]
-    n = len(r.tests)
-    hidden_max = round(r.max_score * len(private) / n, 2)
-    passed = sum(t.status == PASSED for t in private)
-    hidden = round(r.max_score * passed / n, 2) if r.score else 0.0
-    return [
-        _gradescope_test(r, public, round(r.score - hidden, 2), r.max_score - hidden_max),
-        _gradescope_test(r, private, hidden, hidden_max, private_visibility, " (private tests)"),
-    ]
+    if not private or private_visibility == "visible":
+        return [_gradescope_test(r, r.tests, r.score, r.max_score, "visible", r.status, r.reason)]
+    share = r.max_score / len(r.tests)
+    public_max = round(share * len(public), 2)
+    entries, public_score = [], 0.0
+    if public:
+        public_score, status, reason = _public_part(r, public, share)
+        visible = _gradescope_test(r, public, public_score, public_max, "visible", status, reason)
+        entries.append(visible)
+    entries.append(
+        _gradescope_test(
+            r,
+            private,
+            round(r.score - public_score, 2),
+            round(r.max_score - public_max, 2),
+            private_visibility,
+            r.status,
+            r.reason,
+            suffix=" (private tests)",
+        )
+    )
+    return entries
+
+
+def _public_part(r: ExerciseResult, public: list, share: float) -> tuple[float, str, str]:
+    """The visible entry's points, status and reason, from the public tests alone."""
+    if any(is_delegation(t.message) for t in public):  # refused where students see why
+        return 0.0, r.status, r.reason
+    delegated = any(is_delegation(t.message) for t in r.tests)
+    charged = 0.0 if delegated else max(share * r.tests_passed - r.score, 0.0)  # hints' cost
+    score = round(max(share * sum(t.status == PASSED for t in public) - charged, 0.0), 2)
+    if all(t.status == PASSED for t in public):
+        return score, PASSED, ""
+    status = next(s for s in STATUS_PRIORITY if any(t.status == s for t in public))
+    return score, status, next(t.message for t in public if t.status == status)
 
 
 def _gradescope_test(
@@ -177,15 +231,17 @@ def _gradescope_test(
     tests: list,
     score: float,
     max_score: float,
-    visibility: str = "visible",
+    visibility: str,
+    status: str,
+    reason: str,
     suffix: str = "",
 ) -> dict[str, Any]:
-    lines = [] if suffix else [r.status + (f": {r.reason}" if r.reason else "")]
+    lines = [] if suffix else [status + (f": {reason}" if reason else "")]
     for number, t in enumerate(tests, 1):
         # a private test's name is the instructor's: shown only where its results are
         name = t.name if not t.private or visibility == "visible" else f"private test {number}"
         lines.append(f"  {t.status}: {name}" + (f": {t.message}" if t.message else ""))
-    passed = r.status == PASSED and all(t.status == PASSED for t in tests)
+    passed = status == PASSED and all(t.status == PASSED for t in tests)
     return {
         "name": f"{r.id} {r.title}{suffix}",
         "number": r.id,
