@@ -16,6 +16,11 @@ exercise asked for (a backward pass with hooks, Adam with ``weight_decay``), the
 piece runs that call and the report counts it.
 
 ``MINITORCH_MINE=path`` does the same for a whole process, from ``import minitorch`` on.
+
+Both run the notebook's code in your process, as you, with no sandbox and no time limit,
+exactly as running its cells in JupyterLab would: use them on your own work. To run
+somebody else's notebook, grade it (``python -m minitorch.grade``), which runs it in the
+sandbox; the grading commands ignore ``MINITORCH_MINE``.
 """
 
 from __future__ import annotations
@@ -176,7 +181,10 @@ def _candidates(
 def use(source: Any, only: Any = None) -> Iterator[Mine]:
     """Run the framework on the learner's pieces from ``source`` (an exercise notebook, a
     folder of them, or a notebook's ``globals()``) until the block ends; ``only`` (exercise
-    ids) limits it to those pieces."""
+    ids) limits it to those pieces.
+
+    A notebook's cells run here, in your process, with your rights and no time limit (as
+    in JupyterLab): use it on your own work; grade anyone else's notebook instead."""
     mine = _install(source, only)
     try:
         yield mine
@@ -231,14 +239,49 @@ def _uninstall(mine: Mine) -> None:
         _active.remove(mine)
 
 
+#: The course's grading commands (``python -m ...``): they run a notebook in the sandbox
+#: only, never in their own process, so they ignore ``MINITORCH_MINE``.
+GRADING_COMMANDS = (
+    "minitorch.grade",
+    "minitorch.course.grade",
+    "minitorch.course.gradescope",
+    "minitorch.course.batch",
+)
+
+
+def grading_command(argv: list[str] | None = None) -> str | None:
+    """The grading command this process was started as (``sys.orig_argv``), or None."""
+    import sys
+
+    argv = list(getattr(sys, "orig_argv", []) if argv is None else argv)
+    for i, arg in enumerate(argv):
+        module = argv[i + 1] if arg == "-m" and i + 1 < len(argv) else arg.removeprefix("-m")
+        if (arg == "-m" or arg.startswith("-m")) and module in GRADING_COMMANDS:
+            return module
+    return None
+
+
 def _from_environment() -> Mine | None:
-    """``MINITORCH_MINE=path``: install the learner's pieces for the rest of the process."""
+    """``MINITORCH_MINE=path``: install the learner's pieces for the rest of the process.
+
+    It runs that notebook's code here, as this process's user, with no time limit: use it
+    on your own work. A grading command ignores it (and drops it from the environment its
+    workers inherit), saying so on stderr."""
+    import sys
+
     path = os.environ.get("MINITORCH_MINE")
     if not path:
         return None
+    command = grading_command()
+    if command is not None:
+        del os.environ["MINITORCH_MINE"]
+        print(
+            f"minitorch: MINITORCH_MINE={path} is ignored by python -m {command}: grading "
+            "runs each notebook in its sandbox, never in this process",
+            file=sys.stderr,
+        )
+        return None
     mine = _install(path)
-    import sys
-
     yours = len(mine.yours())
     print(
         f"minitorch: MINITORCH_MINE={path}: {yours} of {len(mine.statuses)} pieces are yours "

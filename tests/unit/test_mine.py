@@ -381,3 +381,27 @@ def test_compare_names_the_exercise_whose_piece_changes_the_result() -> None:
         mine.compare(_ddp, {"shard": shard})
     ok = mine.compare(_kernels, manifest.chapter("07").solution)
     assert _same(ok.package, ok.yours)
+
+
+# catches: MINITORCH_MINE set in an instructor's shell running a (hostile) notebook's cells
+# inside the grading command, outside any sandbox, or reaching the workers it starts
+@pytest.mark.parametrize("command", ["minitorch.grade", "minitorch.course.gradescope"])
+def test_the_grading_commands_ignore_minitorch_mine_and_say_so(tmp_path, command) -> None:
+    import nbformat
+
+    marker = tmp_path / "ran"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(f"open({str(marker)!r}, 'w').write('x')"))
+    nbformat.write(notebook, tmp_path / "01_tensors.ipynb")
+    env = dict(os.environ, MINITORCH_MINE=str(tmp_path / "01_tensors.ipynb"))
+    out = subprocess.run(
+        [sys.executable, "-m", command, "--help"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists(), "the notebook ran inside the grading command"
+    assert f"is ignored by python -m {command}" in out.stderr
+    assert mine.grading_command(["python", "-m", command, "x"]) == command
+    assert mine.grading_command(["python", "-c", "import minitorch.grade"]) is None
+    # the same notebook outside a grading command runs (the check above can fail)
+    subprocess.run([sys.executable, "-c", "import minitorch"], env=env, check=True)
+    assert marker.exists()
