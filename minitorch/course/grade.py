@@ -5,6 +5,8 @@
     python -m minitorch.grade submissions/ --chapter 04 --out graded/ --jobs 2 [--roster r.csv]
     python -m minitorch.grade submissions/ --chapter 04 --out graded/ --exercise 04.2
     python -m minitorch.grade gradescope --chapter 04 [--tests private/] -o autograder.zip
+    python -m minitorch.grade check-tests --chapter 04 --tests private/
+    python -m minitorch.grade new-exercise --chapter 03 --title "..." [--points 3] [--private DIR]
 
 One notebook: a score table on the terminal and, if asked, a results.json. The chapter
 comes from ``--chapter``, else the notebook's metadata (the generator writes it), else the
@@ -109,6 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from minitorch.course.gradescope import main as gradescope_main
 
         return gradescope_main(argv[1:])
+    if argv[:1] == ["check-tests"]:
+        from minitorch.course.check_tests import main as check_tests_main
+
+        return check_tests_main(argv[1:])
+    if argv[:1] == ["new-exercise"]:
+        from minitorch.course.scaffold import main as scaffold_main
+
+        return scaffold_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.hint_cost < 0:
         print(f"error: --hint-cost must be 0 or more points, got {args.hint_cost}", file=sys.stderr)
