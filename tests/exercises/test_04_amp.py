@@ -87,9 +87,13 @@ def _refusing_the_non_finite_op():
     """While the learner's code runs, an op of ForeachNonFinite (or of a subclass), however
     reached (``ForeachNonFinite.apply``: minitorch's own code then calls its forward), is
     delegation."""
-    used = []
+    import threading
 
-    def hook(cls, args, kwargs, out):
+    used, here = [], threading.get_ident()
+
+    def hook(cls, args, kwargs, out):  # this thread's ops only: a timed-out one may still run
+        if threading.get_ident() != here:
+            return
         if isinstance(cls, type) and issubclass(cls, grad_scaler.ForeachNonFinite):
             used.append(cls)
 
@@ -714,11 +718,13 @@ def _as_floats(losses):
 
 @probe(forbid=TRAIN_AMP)
 def trained(nb, seed, dtype_name, init_scale, max_norm):
-    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
-    matmul_dtypes = []
+    import threading
 
-    def record(cls, args, kwargs, out):
-        if cls.name == "linear":
+    model, opt, scaler, batches, dtype = _tiny_setup(seed, dtype_name, init_scale)
+    matmul_dtypes, here = [], threading.get_ident()
+
+    def record(cls, args, kwargs, out):  # this thread's ops only: a timed-out one may still run
+        if cls.name == "linear" and threading.get_ident() == here:
             matmul_dtypes.append(out.dtype.name)
 
     backward_under_autocast = []
