@@ -74,16 +74,23 @@ def _course_files(root: Path, chapter: manifest.Chapter) -> list[tuple[Path, str
 
 
 def _commit(root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
+    """The checkout's commit, with ``-dirty`` (as ``git describe --dirty``) when tracked
+    files have uncommitted changes: the zip then holds code no commit has."""
+
+    def git(*args: str) -> subprocess.CompletedProcess | None:
+        try:
+            return subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    head = git("rev-parse", "HEAD")
+    if head is None or head.returncode != 0 or not head.stdout.strip():
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    changes = git("status", "--porcelain", "--untracked-files=no")
+    dirty = changes is None or changes.returncode != 0 or bool(changes.stdout.strip())
+    return head.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def build(

@@ -149,3 +149,21 @@ def test_bad_build_options_are_refused(tmp_path, capsys):
     args = ["gradescope", "--chapter", "01", "--hint-cost", "-0.5"]
     assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
     assert "--hint-cost must be 0 or more points, got -0.5" in capsys.readouterr().err
+
+
+# catches: autograder.json naming a commit while the zip holds uncommitted edits
+def test_the_commit_recorded_says_when_the_tree_had_uncommitted_edits(tmp_path):
+    from minitorch.course.gradescope import _commit
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    clean = _commit(tmp_path)
+    assert clean is not None and len(clean) == 40
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert _commit(tmp_path) == f"{clean}-dirty"
+    assert _commit(tmp_path / "nowhere") is None
