@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -248,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     hints.add_cost_option(parser)
     args = parser.parse_args(argv)
+    if not math.isfinite(args.hint_cost):
+        print(f"error: --hint-cost must be 0 or more points, got {args.hint_cost}", file=sys.stderr)
+        return 2
+    if Path(args.output).is_dir():
+        print(f"error: -o {args.output}: a folder, not a zip file to write", file=sys.stderr)
+        return 2
     try:
         chapter = manifest.chapter(args.chapter)
         path = build(chapter, args.output, args.tests, args.private_visibility, args.hint_cost)
@@ -264,7 +271,14 @@ def _run_command(argv: Sequence[str]) -> int:
     parser.add_argument("--chapter", required=True)
     parser.add_argument("--tests", action="append", default=[])
     args = parser.parse_args(argv)
-    chapter = manifest.chapter(args.chapter)
+    try:
+        chapter = manifest.chapter(args.chapter)
+    except KeyError as err:
+        print(f"error: {err.args[0]}", file=sys.stderr)
+        return 2
+    if not Path(args.root).is_dir():
+        print(f"error: --root {args.root}: no such folder", file=sys.stderr)
+        return 2
     results = run(args.root, chapter, args.tests)
     print(results["output"])
     return 0

@@ -149,6 +149,14 @@ def test_bad_build_options_are_refused(tmp_path, capsys):
     args = ["gradescope", "--chapter", "01", "--hint-cost", "-0.5"]
     assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
     assert "--hint-cost must be 0 or more points, got -0.5" in capsys.readouterr().err
+    assert main([*args[:-1], "nan", "-o", str(tmp_path / "a.zip")]) == 2
+    assert "--hint-cost must be 0 or more points, got nan" in capsys.readouterr().err
+    assert main(["gradescope", "--chapter", "01", "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: -o {tmp_path}: a folder, not a zip file to write\n"
+    assert main(["gradescope", "run", "--chapter", "42", "--root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("error: no chapter '42'")
+    assert main(["gradescope", "run", "--chapter", "01", "--root", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == f"error: --root {tmp_path / 'x'}: no such folder\n"
 
 
 # catches: autograder.json naming a commit while the zip holds uncommitted edits
