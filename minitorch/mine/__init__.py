@@ -234,7 +234,7 @@ def _checked_only(only: Any) -> set[str] | None:
     if only is None:
         return None
     ids = [only] if isinstance(only, str) else list(only)
-    with_pieces = sorted({p.exercise for p in PIECES.values()}, key=_order)
+    with_pieces = sorted({p.exercise for p in PIECES.values()}, key=_id_order)
     for exercise in ids:
         if exercise not in with_pieces:
             raise ValueError(
@@ -248,7 +248,7 @@ def _check_only_chapters(only: set[str] | None, chapters: list[str | None]) -> N
     """A ValueError for an id of ``only`` from a chapter none of the notebooks is."""
     if only is None or None in chapters:
         return
-    for exercise in sorted(only, key=_order):
+    for exercise in sorted(only, key=_id_order):
         if exercise.split(".")[0] not in chapters:
             raise ValueError(
                 f"mine.use(only=...): exercise {exercise} is chapter "
@@ -257,7 +257,7 @@ def _check_only_chapters(only: set[str] | None, chapters: list[str | None]) -> N
             )
 
 
-def _order(exercise: str) -> tuple[int, ...]:
+def _id_order(exercise: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))
 
 
