@@ -246,30 +246,33 @@ def row(
 # --- the whole class -------------------------------------------------------------------------
 def match_roster(
     groups: dict[str, list[Submission]], roster: Roster
-) -> tuple[dict[str, int], list[str]]:
-    """student key -> roster row index, and notes on submissions matching no row or
-    several, and rows claimed by several students (an id from a platform's export beats
-    a plain file's name; otherwise nobody gets a contested row)."""
+) -> tuple[dict[str, list[int]], list[str]]:
+    """student key -> roster row indexes (one per member of a Gradescope group), and
+    notes on submissions matching no row or several, and rows claimed by several
+    students (an id from a platform's export beats a plain file's name; otherwise nobody
+    gets a contested row)."""
     notes: list[str] = []
     claims: dict[int, list[tuple[int, str, str]]] = {}
     for key, items in groups.items():
         s = items[-1]
         plain = s.path.stem if s.platform == "file" and s.path is not None else None
-        found = candidates(roster, s.ids, plain)
-        if len(found) > 1:
-            labels = ", ".join(roster.label(roster.rows[i]) for i in found)
-            notes.append(f"{s.student} matches several roster rows ({labels}); matched to none")
-        elif not found:
-            notes.append(f"{s.student} matches no roster row")
-        else:
-            claims.setdefault(found[0], []).append((0 if plain else 1, key, s.student))
-    assigned: dict[str, int] = {}
+        for member, ids in enumerate(s.members or [s.ids]):
+            who = s.student if member == 0 else f"{s.student} (member {member + 1})"
+            found = candidates(roster, ids, plain)
+            if len(found) > 1:
+                labels = ", ".join(roster.label(roster.rows[i]) for i in found)
+                notes.append(f"{who} matches several roster rows ({labels}); matched to none")
+            elif not found:
+                notes.append(f"{who} matches no roster row")
+            else:
+                claims.setdefault(found[0], []).append((0 if plain else 1, key, who))
+    assigned: dict[str, list[int]] = {}
     for index, claimants in claims.items():
         strongest = max(c[0] for c in claimants)
         winners = [c for c in claimants if c[0] == strongest]
         label = roster.label(roster.rows[index])
         if len(winners) == 1:
-            assigned[winners[0][1]] = index
+            assigned.setdefault(winners[0][1], []).append(index)
             for c in claimants:
                 if c is not winners[0]:
                     notes.append(f"{c[2]} names roster row {label}, which is {winners[0][2]}'s")
@@ -318,7 +321,7 @@ def grade_class(
     changes = adjust.read_adjustments(adjustments) if adjustments else []
     groups = group(find_submissions(inputs))
     notes = [s.note for items in groups.values() for s in items if s.note]
-    assigned: dict[str, int] = {}
+    assigned: dict[str, list[int]] = {}
     if the_roster is not None:
         notes += the_roster.notes
         assigned, matching = match_roster(groups, the_roster)
@@ -330,8 +333,9 @@ def grade_class(
     for key, items in groups.items():
         chosen = items[-1:] if keep == "latest" else items
         base = folder_name(items[-1].student)
-        entry = the_roster.rows[assigned[key]] if key in assigned else {}
-        ids = {items[-1].student, base, *items[-1].ids.values(), *entry.values()}
+        entries = [the_roster.rows[i] for i in assigned.get(key, [])]
+        ids = {items[-1].student, base, *items[-1].ids.values()}
+        ids |= {v for entry in entries for v in entry.values()}
         mine = [a.to_dict() for a in adjust.for_student(changes, ids)]
         used |= {a.student.lower() for a in adjust.for_student(changes, ids)}
         for n, s in enumerate(chosen, 1):
@@ -353,11 +357,14 @@ def grade_class(
         r.update(_ids=s.ids, _name=s.name, _key=key)
         gradescope = s.platform == "gradescope"
         r["_submission_id"] = s.student.removeprefix("submission_") if gradescope else ""
-        if key in assigned:
-            r["_roster"] = the_roster.rows[assigned[key]]
     rows = _keep(rows, keep, out)
     if the_roster is not None:
-        taken = set(assigned.values())
+        rows = [
+            {**r, "_roster": the_roster.rows[i]} if i is not None else r
+            for r in rows
+            for i in (assigned.get(r["_key"]) or [None])
+        ]
+        taken = {i for indexes in assigned.values() for i in indexes}
         for index, entry in enumerate(the_roster.rows):
             if index not in taken:
                 rows.append(_missing_row(the_roster.label(entry), entry, chapter))

@@ -45,13 +45,15 @@ class Submission:
     ``key`` is the student's identity across their submissions (``canvas:12345``,
     ``gradescope:jane@uni.edu``, ``file:alice``); ``student`` the row's id, unique in the
     batch; ``ids`` what the export says of them (Canvas user id, SID, e-mail), which the
-    roster is matched on; ``order`` sorts one student's submissions oldest first."""
+    roster is matched on, and ``members`` each submitter's of a Gradescope group
+    submission; ``order`` sorts one student's submissions oldest first."""
 
     student: str
     path: Path | None
     key: str = ""
     platform: str = "file"
     ids: dict[str, str] = field(default_factory=dict)
+    members: list[dict[str, str]] = field(default_factory=list)
     name: str = ""
     late: bool = False
     order: tuple[Any, ...] = ()
@@ -131,7 +133,10 @@ def read_gradescope_metadata(path: Path) -> dict[str, dict[str, Any]]:
 def _gradescope_submission(folder: Path, info: dict[str, Any] | None) -> Submission:
     submitters = (info or {}).get("submitters") or [{}]
     first = submitters[0]
-    ids = {k: first[k].strip() for k in ("sid", "email") if first.get(k, "").strip()}
+    members = [
+        {k: s[k].strip() for k in ("sid", "email") if s.get(k, "").strip()} for s in submitters
+    ]
+    ids = members[0]
     key = ids.get("email") or ids.get("sid") or folder.name
     return Submission(
         folder.name,
@@ -139,6 +144,7 @@ def _gradescope_submission(folder: Path, info: dict[str, Any] | None) -> Submiss
         key=f"gradescope:{key.lower()}",
         platform="gradescope",
         ids=ids,
+        members=members,
         name=first.get("name", ""),
         order=((info or {}).get("created_at", ""), folder.name),
     )

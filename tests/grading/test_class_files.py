@@ -160,13 +160,15 @@ def test_a_gradescope_export_end_to_end(tmp_path, fake_course):  # noqa: F811
                 (103, "Kim Sam", "S3", "kim@uni.edu"),
             ]
         )
-        + "\n",
+        + "\nsubmission_104:\n  :submitters:\n  - :name: Ann A\n    :sid: S5\n"
+        "  - :name: Ben B\n    :sid: S6\n  :created_at: 2026-01-05 10:00:00 -08:00\n",
         encoding="utf-8",
     )
+    submit(export / "submission_104" / "group.ipynb", **{"99_2": [3, ""]})
     roster = tmp_path / "roster.csv"
     roster.write_text(
         "First Name,Last Name,SID,Email\nJane,Doe,S1,jane@uni.edu\nBob,B,S2,bob@uni.edu\n"
-        "Kim,Sam,S3,kim@uni.edu\nNo,Show,S4,no@uni.edu\n",
+        "Kim,Sam,S3,kim@uni.edu\nNo,Show,S4,no@uni.edu\nAnn,A,S5,a@u.edu\nBen,B,S6,b@u.edu\n",
         encoding="utf-8",
     )
     out = tmp_path / "out"
@@ -180,6 +182,8 @@ def test_a_gradescope_export_end_to_end(tmp_path, fake_course):  # noqa: F811
     assert by_sid["S1"][:7] == ["Jane Doe", "S1", "jane@uni.edu", "6", "6", "Graded", "101"]
     assert by_sid["S2"][3] == "2" and by_sid["S3"][3] == "0"
     assert by_sid["S4"][3:6] == ["", "6", "Missing"]
+    assert by_sid["S5"][3] == by_sid["S6"][3] == "3"  # a group: one row per member
+    assert by_sid["S5"][6] == by_sid["S6"][6] == "104"
     book = {row["SID"]: row for row in csv.DictReader(open(out / "gradebook.csv"))}
     assert book["S3"]["status"] == "not a notebook"
     assert "No notebook was found" in book["S3"]["reason"]
