@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from minitorch.course.grading.plain import clean_text
+
 #: What a spreadsheet takes for the start of a formula (OWASP's list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -32,6 +34,7 @@ def csv_cell(value: Any) -> Any:
         return ""
     if not isinstance(value, str):
         return value
+    value = value.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate: "?"
     if value.startswith(FORMULA_STARTS) or value.lstrip(" \n\r\t").startswith(FORMULA_STARTS):
         return "'" + value
     return value
@@ -41,10 +44,9 @@ def md_text(value: Any, limit: int | None = None) -> str:
     """``value`` as inline Markdown that renders as the same text: HTML's ``& < >``
     as entities, the punctuation of emphasis, code, links and tables backslash-escaped
     (and a block marker at the start: ``#``, ``-``, ``1.``), line breaks folded to a
-    space, control characters dropped; cut to ``limit`` characters (before escaping)."""
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", str(value)))
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 3] + "..."
+    space, terminal escapes, control and invisible formatting characters dropped and lone
+    surrogates replaced (``clean_text``); cut to ``limit`` characters (before escaping)."""
+    text = clean_text(_LINE_BREAKS.sub(" ", str(value)), limit or 10**9)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
     return _BLOCK_START.sub(_escape_block_start, text)
@@ -64,4 +66,5 @@ def md_code_block(text: str) -> list[str]:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    body = body.encode("utf-8", "replace").decode("utf-8")
     return [fence, *body.split("\n"), fence]

@@ -36,6 +36,8 @@ GRADESCOPE_METADATA = "submission_metadata.yml"
 SKIPPED = {GRADESCOPE_METADATA, ".DS_Store", "Thumbs.db", "desktop.ini"}
 KEEP_CHOICES = ("latest", "best", "all")
 _SAFE_FOLDER = re.compile(r"[a-z0-9][a-z0-9_.@+-]{0,99}")
+#: The class's own files in ``--out``: never a student's folder.
+RESERVED = {"gradebook.csv", "gradescope.csv", "canvas.csv", "summary.md", "summary.png"}
 
 
 @dataclass
@@ -67,11 +69,12 @@ def folder_name(student: str) -> str:
     """The folder of a student id. An id made of lowercase letters, digits and ``_.@+-``
     is its own folder; any other gets its characters replaced and ``~`` plus a hash of
     the whole id, a name no id of the first kind has: two ids never share a folder, also
-    on a case-insensitive file system."""
-    if _SAFE_FOLDER.fullmatch(student):
+    on a case-insensitive file system. The class's own files' names are never a folder."""
+    if _SAFE_FOLDER.fullmatch(student) and student not in RESERVED:
         return student
     base = re.sub(r"[^a-z0-9_.@+-]", "_", student.lower()).lstrip(".")[:60] or "_"
-    return f"{base}~{hashlib.sha256(student.encode('utf-8')).hexdigest()[:10]}"
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{base}~{digest}"
 
 
 def student_id(path: Path) -> str:

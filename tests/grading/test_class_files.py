@@ -5,6 +5,7 @@ as a Markdown renderer does; adjustments, similar answers and instructor-only ex
 from __future__ import annotations
 
 import csv
+import os
 import re
 from pathlib import Path
 
@@ -96,6 +97,10 @@ def test_hostile_names_rosters_and_messages_are_inert_in_every_file(tmp_path, fa
             review=[{"exercise": "99.1", "seen": text, "cell": 1, "line": 1}],
         )
         submit(folder / f"s{n}_{n + 100}_{n + 500}_{name}.ipynb", **FULL)
+    for name in ("summary.md", "gradebook.csv", "bidi\u202egpj.ipynb"):  # our files' names
+        submit(folder / f"{name}.ipynb", **FULL)
+    bad_bytes = os.fsdecode(b"not-utf8-\xff\xfe")  # a name no encoding reads
+    submit(folder / f"{bad_bytes}.ipynb", **{"99_1": [0, "fails"]})
     roster = tmp_path / "roster.csv"
     with open(roster, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -107,7 +112,8 @@ def test_hostile_names_rosters_and_messages_are_inert_in_every_file(tmp_path, fa
         [folder], fake_course, out, roster=roster, canvas="=cmd|' /C calc'!A0",
         progress=_quiet,
     )  # fmt: skip
-    assert len({r["folder"] for r in rows}) == 2 * len(HOSTILE)
+    assert len({r["folder"] for r in rows}) == 2 * len(HOSTILE) + 4
+    assert (out / "summary.md").is_file() and (out / "gradebook.csv").is_file()
     for name in ("gradebook.csv", "canvas.csv", "gradescope.csv"):
         _assert_no_formula(out / name)
     book = _spreadsheet_cells(out / "gradebook.csv")
