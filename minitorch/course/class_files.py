@@ -238,11 +238,12 @@ def write_summary(
         lines += [
             "## Answers that read alike (for review; grades unchanged)",
             "",
-            "| student | student | answer | similarity |",
+            "| student | student | answers alike | mean similarity |",
             "|---|---|---|---|",
         ]
         lines += [
-            f"| {md_text(p.first)} | {md_text(p.second)} | {md_text(p.answer)} | {p.ratio:.0%} |"
+            f"| {md_text(p.first)} | {md_text(p.second)} | {md_text(', '.join(p.answers))} | "
+            f"{p.ratio:.0%} |"
             for p in pairs[:_MAX_PAIRS]
         ]
         if len(pairs) > _MAX_PAIRS:

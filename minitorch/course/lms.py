@@ -99,7 +99,8 @@ def write_gradescope(
             "Lateness": "late" if r.get("late") == "yes" else "",
         }
         for exercise, header in per_exercise:
-            line[header] = "" if missing else r.get(exercise, "")
+            points = r.get(exercise)
+            line[header] = "" if missing or points is None else format_points(float(points))
         out.append(line)
     _write(path, fields, out)
 

@@ -29,11 +29,11 @@ _KEEP = set(dir(builtins)) | {"self", "cls"}
 
 @dataclass(frozen=True)
 class Pair:
-    """Two students whose answer to ``answer`` reads alike at ``ratio``."""
+    """Two students whose ``answers`` read alike, at ``ratio`` on average."""
 
     first: str
     second: str
-    answer: str
+    answers: tuple[str, ...]
     ratio: float
 
 
@@ -141,8 +141,8 @@ def similar_pairs(
     chapter: manifest.Chapter,
     threshold: float = THRESHOLD,
 ) -> list[Pair]:
-    """Pairs of students (``(student, notebook)``) whose answers read alike, most alike
-    first; each answer a student wrote that the blank notebook leaves unfinished."""
+    """Pairs of students (``(student, notebook)``) with answers that read alike, each
+    pair once with those answers, the pairs with the most alike answers first."""
     wanted = _unfinished(chapter)
     owners = {
         name: exercise
@@ -154,13 +154,16 @@ def similar_pairs(
     pairs = []
     for i, (first, mine) in enumerate(by_student):
         for second, theirs in by_student[i + 1 :]:
+            alike: list[tuple[str, float]] = []
             for name in sorted(mine.keys() & theirs.keys()):
                 matcher = difflib.SequenceMatcher(None, mine[name], theirs[name], autojunk=False)
                 if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
                     continue
                 ratio = matcher.ratio()
                 if ratio >= threshold:
-                    answer = f"{owners[name].id} {name}" if name in owners else name
-                    pairs.append(Pair(first, second, answer, round(ratio, 3)))
-    pairs.sort(key=lambda p: (-p.ratio, p.first, p.second, p.answer))
+                    alike.append((f"{owners[name].id} {name}" if name in owners else name, ratio))
+            if alike:
+                mean = round(sum(r for _, r in alike) / len(alike), 3)
+                pairs.append(Pair(first, second, tuple(a for a, _ in alike), mean))
+    pairs.sort(key=lambda p: (-len(p.answers), -p.ratio, p.first, p.second))
     return pairs

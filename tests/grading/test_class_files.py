@@ -14,6 +14,7 @@ from class_fakes import FULL, fake_course, submit  # noqa: F401 (a fixture)
 
 from minitorch.course import similarity
 from minitorch.course.batch import grade_class, merge_results
+from minitorch.course.class_files import write_summary
 from minitorch.course.safe_text import FORMULA_STARTS, csv_cell, md_code_block, md_text
 
 HOSTILE = [
@@ -186,6 +187,7 @@ def test_a_gradescope_export_end_to_end(tmp_path, fake_course):  # noqa: F811
     assert lines[0][8] == "99.1: Add two numbers (2.0 pts)"
     by_sid = {line[1]: line for line in lines[1:]}
     assert by_sid["S1"][:7] == ["Jane Doe", "S1", "jane@uni.edu", "6", "6", "Graded", "101"]
+    assert by_sid["S1"][8:] == ["2", "3", "1"]
     assert by_sid["S2"][3] == "2" and by_sid["S3"][3] == "0"
     assert by_sid["S4"][3:6] == ["", "6", "Missing"]
     assert by_sid["S5"][3] == by_sid["S6"][3] == "3"  # a group: one row per member
@@ -274,5 +276,7 @@ def test_answers_alike_after_renaming_are_listed_for_review(tmp_path, fake_cours
         nbformat.write(nb, path)
         notebooks.append((name, path))
     pairs = similarity.similar_pairs(notebooks, fake_course)
-    assert [(p.first, p.second, p.answer) for p in pairs] == [("ann", "ben", "mul")]
+    assert [(p.first, p.second, p.answers) for p in pairs] == [("ann", "ben", ("mul",))]
     assert pairs[0].ratio == 1.0
+    write_summary([], fake_course, tmp_path, pairs=pairs)
+    assert "| ann | ben | mul | 100% |" in (tmp_path / "summary.md").read_text()
