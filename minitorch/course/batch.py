@@ -53,7 +53,7 @@ from minitorch.course.class_files import (
 from minitorch.course.grading.plain import clean_text
 from minitorch.course.grading.results import format_points as _fmt
 from minitorch.course.hints import describe as describe_hints
-from minitorch.course.roster import Roster, candidates, read_roster
+from minitorch.course.roster import ANY_ID, Roster, candidates, read_roster
 from minitorch.course.submissions import (
     KEEP_CHOICES,
     Submission,
@@ -333,9 +333,11 @@ def grade_class(
     for key, items in groups.items():
         chosen = items[-1:] if keep == "latest" else items
         base = folder_name(items[-1].student)
-        entries = [the_roster.rows[i] for i in assigned.get(key, [])]
         ids = {items[-1].student, base, *items[-1].ids.values()}
-        ids |= {v for entry in entries for v in entry.values()}
+        if the_roster is not None:  # the roster's ids of the student, never a name
+            id_columns = the_roster.columns(ANY_ID)
+            for i in assigned.get(key, []):
+                ids |= {the_roster.rows[i][h].strip() for h in id_columns}
         mine = [a.to_dict() for a in adjust.for_student(changes, ids)]
         used |= {a.student.lower() for a in adjust.for_student(changes, ids)}
         for n, s in enumerate(chosen, 1):

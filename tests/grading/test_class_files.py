@@ -204,15 +204,17 @@ def test_adjustments_and_instructor_only_exercises(tmp_path, fake_course):  # no
     extra = {"99.10": ["A private exercise", 4, 1, "private failed"]}
     submit(folder / "doejane_12345_700_hw.ipynb", **{"99_1": [1, "half"]}, extra=extra)
     submit(folder / "smithbob_222_701_hw.ipynb", **FULL, extra=extra)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("ID,Name\n12345,Doe\n222,Smith\n", encoding="utf-8")
     changes = tmp_path / "adjustments.csv"
     changes.write_text(
         "student,exercise,points,comment\ndoejane_12345,99.1,1,regrade request: <b>ok</b>\n"
-        "222,,-2,=late by a day\nghost,99.1,5,nobody\n",
+        "222,,-2,=late by a day\nghost,99.1,5,nobody\nSmith,99.1,9,a name is no id\n",
         encoding="utf-8",
     )
     out = tmp_path / "out"
     for _ in range(2):  # the next run applies them afresh, never twice
-        grade_class([folder], fake_course, out, adjustments=changes, progress=_quiet)
+        grade_class([folder], fake_course, out, adjustments=changes, roster=roster, progress=_quiet)
     book = {r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
     assert (
         list(book["doejane_12345"]).index("99.10") == list(book["doejane_12345"]).index("99.3") + 1
@@ -224,6 +226,7 @@ def test_adjustments_and_instructor_only_exercises(tmp_path, fake_course):  # no
     assert "- +1 points on exercise 99.1: regrade request: &lt;b&gt;ok&lt;/b&gt;" in feedback
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "adjustment for 'ghost' matches no student" in summary
+    assert "adjustment for 'Smith' matches no student" in summary
     assert "| 99.10 | A private exercise | 4 |" in summary
 
 
