@@ -36,8 +36,10 @@ GRADESCOPE_METADATA = "submission_metadata.yml"
 SKIPPED = {GRADESCOPE_METADATA, ".DS_Store", "Thumbs.db", "desktop.ini"}
 KEEP_CHOICES = ("latest", "best", "all")
 _SAFE_FOLDER = re.compile(r"[a-z0-9][a-z0-9_.@+-]{0,99}")
-#: The class's own files in ``--out``: never a student's folder.
+#: The class's own files in ``--out``, and the names Windows keeps for devices: never a
+#: student's folder.
 RESERVED = {"gradebook.csv", "gradescope.csv", "canvas.csv", "summary.md", "summary.png"}
+RESERVED |= {"con", "prn", "aux", "nul", *(f"{d}{n}" for d in ("com", "lpt") for n in range(10))}
 
 
 @dataclass
