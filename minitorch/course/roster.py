@@ -1,7 +1,8 @@
 """A class roster (Canvas's gradebook export, Gradescope's roster, or any CSV of students),
 and which row a submission belongs to.
 
-Canvas's gradebook export (Instructure, "How do I export grades in the Gradebook?") starts
+Canvas's gradebook export (Instructure's guide "How do I export grades in the Gradebook?",
+and the notes on its CSV in universities' Canvas help pages) starts
 ``Student, ID, SIS User ID, SIS Login ID, Section`` (sometimes ``Integration ID`` too),
 then one column per assignment; its second line is ``    Points Possible`` with each
 assignment's points (and some exports add a ``Manual Posting`` line). Gradescope's roster

@@ -1,6 +1,10 @@
 """Which student each submitted file belongs to, as the platforms lay out their exports.
 
-The layouts (from Instructure's and Gradescope's help pages and exports seen in courses):
+The layouts, as Instructure's Canvas guides ("How do I download all student submissions
+for an assignment?") and Gradescope's help center ("Exporting submissions") describe them;
+written from knowledge of those pages and of real exports (the search available when this
+was written found neither page's text to quote, only the Canvas guide on gradebook exports
+saying an export holds the most recent submission):
 
 - Canvas, "Download Submissions": one flat zip; each file is named
   ``<sortable name, lowercased, letters only>[_LATE]_<Canvas user id>_<submission or
