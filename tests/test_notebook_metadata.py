@@ -115,3 +115,10 @@ def test_chapter_03_commits_the_finished_bars():
         done, total = bar.split("| ", 1)[1].split(",", 1)[0].split("/")
         assert bar.startswith("epochs: 100%|") and done == total, bar
     assert "widgets" not in nb.metadata
+
+
+def test_the_command_names_a_missing_notebook_in_one_line(tmp_path, capsys):
+    from minitorch.course.notebook import main
+
+    assert main([str(tmp_path / "none.ipynb")]) == 2
+    assert capsys.readouterr().err == f"error: no notebook {tmp_path / 'none.ipynb'}\n"

@@ -2,125 +2,72 @@
 
     python -m minitorch.grade submissions/ --chapter 04 --out graded/ --jobs 2
 
-Each submission is graded in its own sandbox, as one notebook is, and gets a folder in
-``--out`` with its ``results.json`` (Gradescope's format) and ``feedback.md``. The class
-gets ``gradebook.csv`` (one row per submission: the student, the points of each exercise,
-the total, a status, the seed) and ``summary.md`` with ``summary.png``: per exercise the
-mean points, the share at full marks and the most common failure messages, and the
-slowest submissions.
+Each student is graded in a sandbox, as one notebook is, into a folder of their own in
+``--out`` (``results.json`` in Gradescope's format, ``feedback.md``). The class gets
+``gradebook.csv`` (one row per student: the roster's own columns, the points of each
+exercise, the total, a status, the seed), ``gradescope.csv`` and, with ``--canvas
+COLUMN``, ``canvas.csv`` to import into the LMS (``minitorch.course.lms``), and
+``summary.md`` with ``summary.png``: per exercise the mean points, the share at full
+marks and the most common failure messages, the slowest submissions, what could not be
+graded, whose identity needed a word, and answers that read alike.
 
-Student ids come from the file names as the platforms export them (Canvas:
-``doejane_12345_678901_exercises.ipynb``, ``doejane_LATE_...``; Gradescope: a folder
-``submission_123456/``), else the file's name; a roster (``--roster roster.csv``) adds
-names and e-mails, and a row for each student who submitted nothing. ``--exercise NN.k``
-regrades one exercise of an earlier run in ``--out``: the other exercises' results are
-kept, and the inputs are drawn with the earlier run's seed.
+Who a file belongs to comes from the export's layout (``minitorch.course.submissions``);
+a roster (``--roster``) is matched on its id columns (``minitorch.course.roster``).
+Several submissions of one student: ``--keep latest`` (the default) grades the newest,
+``best`` grades all and keeps the highest total, ``all`` keeps a row for each (the newest
+is the student's). Canvas's ``_LATE`` sets the ``late`` column; ``--late-penalty P``
+takes P percent off a late submission's points. ``--adjustments CSV`` adds an
+instructor's points (``minitorch.course.adjustments``). ``--exercise NN.k`` regrades one
+exercise of an earlier run in ``--out``, keeping the rest and the earlier seed.
+
+Everything a student wrote (file names, ids, messages, code) is escaped in the Markdown
+files and neutralised in the CSV files (``minitorch.course.safe_text``).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import multiprocessing
 import re
+import shutil
 import time
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from minitorch.course import manifest
+from minitorch.course import adjustments as adjust
+from minitorch.course import lms, manifest, similarity
+from minitorch.course.class_files import (
+    ERROR,
+    GRADED,
+    MISSING,
+    NOT_A_NOTEBOOK,
+    TIMED_OUT,
+    WRONG_CHAPTER,
+    exercise_columns,
+    feedback,
+    write_gradebook,
+    write_summary,
+)
 from minitorch.course.grading.plain import clean_text
 from minitorch.course.grading.results import format_points as _fmt
 from minitorch.course.hints import describe as describe_hints
-
-#: A row's status: graded, or why not.
-GRADED, NOT_A_NOTEBOOK, WRONG_CHAPTER, TIMED_OUT, ERROR, MISSING = (
-    "graded",
-    "not a notebook",
-    "wrong chapter",
-    "timed out",
-    "error",
-    "missing",
+from minitorch.course.roster import ANY_ID, Roster, candidates, read_roster
+from minitorch.course.submissions import (
+    KEEP_CHOICES,
+    Submission,
+    find_submissions,
+    folder_name,
+    group,
+    student_id,
 )
-_CANVAS = re.compile(r"^(?P<name>[A-Za-z0-9]+?)(?:_LATE)?_(?P<user>\d+)_(?P<sub>\d+)_.+$", re.I)
-_GRADESCOPE = re.compile(r"^submission_(?P<id>\d+)$")
-_SKIPPED = {"submission_metadata.yml", ".DS_Store", "Thumbs.db"}
 
+__all__ = ["find_submissions", "grade_class", "grade_submission", "read_roster", "student_id"]
 
-@dataclass(frozen=True)
-class Submission:
-    """One student's file."""
-
-    student: str
-    path: Path
-
-
-def student_id(path: Path) -> str:
-    """The student a submitted file belongs to, from the names Canvas and Gradescope give
-    their exports (``doejane_12345_678901_hw.ipynb`` -> ``doejane_12345``; a file in
-    ``submission_123456/`` -> ``submission_123456``), else the file's name."""
-    for folder in path.parents:
-        if _GRADESCOPE.match(folder.name):
-            return folder.name
-    found = _CANVAS.match(path.name)
-    if found:
-        return f"{found['name'].lower()}_{found['user']}"
-    return path.stem
-
-
-def find_submissions(inputs: Iterable[str | Path]) -> list[Submission]:
-    """The files to grade: each given file, and every file under each given folder (hidden
-    files, notebook checkpoints and the platforms' metadata skipped). Two files of one
-    student are told apart by a suffix (``_2``), never merged."""
-    files: list[Path] = []
-    for given in inputs:
-        path = Path(given)
-        if path.is_dir():
-            files += sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.name not in _SKIPPED
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.exists() or path.is_symlink():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"no such file or folder: {path}")
-    submissions, seen = [], Counter()
-    for path in files:
-        student = student_id(path)
-        seen[student] += 1
-        if seen[student] > 1:
-            student = f"{student}_{seen[student]}"
-        submissions.append(Submission(student, path))
-    return submissions
-
-
-def read_roster(path: str | Path) -> list[dict[str, str]]:
-    """The roster's rows (a CSV with a header; any columns: id, name, email, login, ...)."""
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = [
-            {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
-            for row in csv.DictReader(f)
-        ]
-    if not rows:
-        raise ValueError(f"{path}: the roster has no rows (a header line, then one per student)")
-    return rows
-
-
-def _roster_match(student: str, roster: list[dict[str, str]]) -> dict[str, str] | None:
-    """The roster row whose id, login, e-mail or name matches the student's id."""
-    key = student.lower()
-    for row in roster:
-        values = {v.lower() for v in row.values() if v}
-        names = {v.lower().replace(" ", "").replace(",", "") for v in row.values() if v}
-        if key in values or key in names or key.split("_")[-1] in values:
-            return row
-    return None
+_SUMMARY_LINE = re.compile(
+    r"^(?P<head>.*\(chapter [^)]*\)): .* points, \d+ of \d+ exercises passed$"
+)
 
 
 # --- grading one submission (in a worker process) ------------------------------------------
@@ -134,16 +81,22 @@ def grade_submission(
     exercise: str | None = None,
     timeout: float | None = None,
     hint_cost: float = 0.0,
+    folder: str | None = None,
+    late: bool = False,
+    late_penalty: float = 0.0,
+    adjustments: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Grade one file into ``out/<student>/`` (results.json, feedback.md); the gradebook row."""
+    """Grade one submission (a file, or a Gradescope submission folder) into
+    ``out/<folder>/`` (results.json, feedback.md); return its gradebook row."""
+    from minitorch.course.gradescope import find_notebook
     from minitorch.course.grading import grade
     from minitorch.course.grading.errors import GradingError, NotebookError
     from minitorch.course.grading.results import TIMED_OUT as EXERCISE_TIMED_OUT
 
     chapter = manifest.chapter(chapter_id)
-    folder = Path(out) / _safe(student)
-    folder.mkdir(parents=True, exist_ok=True)
-    previous = read_json(folder / "results.json") if exercise else None
+    target = Path(out) / (folder or folder_name(student))
+    target.mkdir(parents=True, exist_ok=True)
+    previous = read_json(target / "results.json") if exercise else None
     if previous is not None and seed is None:
         seed = previous.get("seed")
     started = time.monotonic()
@@ -153,16 +106,24 @@ def grade_submission(
         options["timeout"] = timeout
     if exercise:
         options["exercises"] = [exercise]
+    notebook, note = Path(path), ""
+    if notebook.is_dir():
+        found, note = find_notebook(notebook, chapter)
+        notebook = found if found is not None else notebook
     try:
-        report = grade(path, **options)
+        if notebook.is_dir():
+            raise NotebookError(note)
+        report = grade(notebook, **options)
     except NotebookError as err:
-        results = ungraded_results(chapter, f"{Path(path).name} was not graded: {err}")
+        results = ungraded_results(chapter, f"{notebook.name} was not graded: {err}")
         status, reason = NOT_A_NOTEBOOK, str(err)
     except GradingError as err:
-        results = ungraded_results(chapter, f"{Path(path).name} could not be graded: {err}")
+        results = ungraded_results(chapter, f"{notebook.name} could not be graded: {err}")
         status, reason = ERROR, str(err)
     else:
         results = report.to_gradescope()
+        if note:
+            results["output"] = f"{note}\n{results['output']}"
         if previous is not None and exercise:
             results = merge_results(previous, results, [exercise])
         if report.notices:
@@ -174,10 +135,13 @@ def grade_submission(
             )
         else:
             status, reason = GRADED, ""
+    adjust.apply(results, list(adjustments), late, late_penalty)
     results["execution_time"] = round(time.monotonic() - started, 2)
-    (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (folder / "feedback.md").write_text(feedback(student, chapter, results), encoding="utf-8")
-    return row(student, path, chapter, results, status, reason)
+    (target / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    (target / "feedback.md").write_text(feedback(student, chapter, results), encoding="utf-8")
+    out_row = row(student, str(notebook), chapter, results, status, reason)
+    out_row["folder"] = target.relative_to(out).as_posix()
+    return out_row
 
 
 def ungraded_results(chapter: manifest.Chapter, message: str) -> dict[str, Any]:
@@ -193,7 +157,8 @@ def ungraded_results(chapter: manifest.Chapter, message: str) -> dict[str, Any]:
 
 
 def merge_results(old: dict, new: dict, exercises: Sequence[str]) -> dict:
-    """An earlier results.json with the regraded ``exercises`` replaced by ``new``'s."""
+    """An earlier results.json with the regraded ``exercises`` replaced by ``new``'s; its
+    summary line says the new total."""
     regraded = set(exercises)
     tests = [t for t in old.get("tests", []) if t.get("number") not in regraded]
     tests += [t for t in new.get("tests", []) if t.get("number") in regraded]
@@ -202,8 +167,22 @@ def merge_results(old: dict, new: dict, exercises: Sequence[str]) -> dict:
     merged = dict(old)
     merged["tests"] = tests
     merged["score"] = round(sum(t["score"] for t in tests), 2)
+    numbers = list(dict.fromkeys(t.get("number") for t in tests))
+    passed = sum(
+        all(t.get("status") == "passed" for t in tests if t.get("number") == n) for n in numbers
+    )
+    lines = [
+        line for line in old.get("output", "").splitlines() if not line.startswith("Regraded ")
+    ]
+    for i, line in enumerate(lines):
+        found = _SUMMARY_LINE.match(line)
+        if found:
+            lines[i] = (
+                f"{found['head']}: {_fmt(merged['score'])}/{_fmt(merged['max_score'])} points, "
+                f"{passed} of {len(numbers)} exercises passed"
+            )
     note = f"Regraded {', '.join(sorted(regraded))} (inputs drawn with seed {new.get('seed')})."
-    merged["output"] = f"{old.get('output', '')}\n{note}".strip()
+    merged["output"] = "\n".join([*lines, note]).strip()
     return merged
 
 
@@ -214,17 +193,6 @@ def read_json(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _safe(name: str) -> str:
-    """A folder name for a student id (no path separators or dots up front)."""
-    return re.sub(r"[^A-Za-z0-9_.@+-]", "_", name).lstrip(".") or "_"
-
-
-def _points(results: dict, exercise_id: str) -> float:
-    return round(
-        sum(t["score"] for t in results.get("tests", []) if t.get("number") == exercise_id), 2
-    )
 
 
 def _reasons(results: dict) -> dict[str, str]:
@@ -239,12 +207,29 @@ def _reasons(results: dict) -> dict[str, str]:
 def row(
     student: str, path: str, chapter: manifest.Chapter, results: dict, status: str, reason: str
 ) -> dict[str, Any]:
-    """The gradebook row of one submission."""
+    """The gradebook row of one submission; an exercise of the private tests that the
+    manifest does not list (an instructor-only exercise) gets its column too."""
     out: dict[str, Any] = {"student": student, "file": Path(path).name}
-    for e in chapter.exercises:
-        out[e.id] = _points(results, e.id)
+    points: dict[str, float] = {e.id: 0.0 for e in chapter.exercises}
+    maxima: dict[str, float] = {e.id: float(e.points) for e in chapter.exercises}
+    titles: dict[str, str] = {e.id: e.title for e in chapter.exercises}
+    for t in results.get("tests", []):
+        number = str(t.get("number", ""))
+        if not number:
+            continue
+        points[number] = round(points.get(number, 0.0) + float(t.get("score", 0)), 2)
+        if number not in titles:
+            maxima[number] = round(maxima.get(number, 0.0) + float(t.get("max_score", 0)), 2)
+            titles[number] = str(t.get("name", number)).removeprefix(number).strip()
+    for a in results.get("adjustments") or []:
+        if a.get("exercise") in points:
+            points[a["exercise"]] = round(points[a["exercise"]] + a["points"], 2)
+    out.update(points)
     out["total"] = results.get("score", 0.0)
     out["max"] = results.get("max_score", float(chapter.max_score))
+    out["late"] = "yes" if results.get("late") else ""
+    out["late penalty"] = results.get("late_penalty") or ""
+    out["adjusted"] = round(sum(a["points"] for a in results.get("adjustments") or []), 2) or ""
     out["status"] = status
     out["review"] = len(results.get("review") or [])
     opened = results.get("hints")
@@ -253,161 +238,50 @@ def row(
     out["seconds"] = results.get("execution_time")
     out["reason"] = reason
     out["_reasons"] = _reasons(results)
+    out["_exercises"] = {n: (titles[n], maxima[n]) for n in points}
+    out["_notebook"] = path
     return out
 
 
-# --- feedback, gradebook and summary --------------------------------------------------------
-def review_line(item: Any) -> str:
-    """One review flag of results.json, as a line."""
-    if not isinstance(item, dict):
-        return clean_text(str(item), 300)
-    about = f"exercise {item.get('exercise')}: " if item.get("exercise") else ""
-    where = f" (cell {item.get('cell')}, line {item.get('line')})" if item.get("cell") else ""
-    return clean_text(f"{about}{item.get('seen', '')}{where}", 300)
-
-
-def feedback(student: str, chapter: manifest.Chapter, results: dict) -> str:
-    """A student's feedback in Markdown: the score, a table per exercise, what failed."""
-    lines = [
-        f"# Chapter {chapter.id}: {chapter.title}",
-        "",
-        f"**{student}**: {_fmt(results.get('score', 0))} of "
-        f"{_fmt(results.get('max_score', 0))} points",
-        "",
-    ]
-    output = results.get("output", "")
-    if output:
-        lines += [line if line else "" for line in output.splitlines()] + [""]
-    tests = results.get("tests", [])
-    if tests:
-        lines += ["| exercise | points | status |", "|---|---|---|"]
-        for t in tests:
-            name = t["name"].replace("|", "\\|")
-            lines.append(f"| {name} | {_fmt(t['score'])}/{_fmt(t['max_score'])} | {t['status']} |")
-        lines.append("")
-        for t in tests:
-            if t.get("status") != "passed" and t.get("output"):
-                lines += [f"## {t['name']}", "", "```", t["output"], "```", ""]
-    opened = results.get("hints")
-    if isinstance(opened, dict) and opened:
-        cost = results.get("hint_cost") or 0
-        charged = f" ({_fmt(cost)} points a level)" if cost else " (they cost no points)"
-        lines += [f"Hints opened{charged}: {describe_hints(opened)}", ""]
-    review = results.get("review") or []
-    if review:
-        lines += ["## For review", ""] + [f"- {review_line(item)}" for item in review] + [""]
-    if results.get("seed") is not None:
-        lines.append(f"Inputs were drawn with seed {results['seed']}.")
-    return "\n".join(lines) + "\n"
-
-
-def write_gradebook(rows: list[dict[str, Any]], chapter: manifest.Chapter, path: Path) -> None:
-    """gradebook.csv: one row per submission (and per roster student without one)."""
-    extra = sorted({k for r in rows for k in r.get("_roster", {})} - {"student"})
-    fields = ["student", *extra, "file", *(e.id for e in chapter.exercises), "total", "max"]
-    fields += ["status", "review", "hints", "seed", "seconds", "reason"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        for r in rows:
-            values = {**r.get("_roster", {}), **r}
-            writer.writerow({k: _cell(values.get(k)) for k in fields})
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, float):
-        return _fmt(value)
-    return "" if value is None else value
-
-
-def _group(message: str) -> str:
-    """A failure message with its numbers and quoted values blurred, so that the same
-    mistake made on different inputs counts as one."""
-    text = re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"", "...", message)
-    text = re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "N", text)
-    return text[:160]
-
-
-def write_summary(rows: list[dict[str, Any]], chapter: manifest.Chapter, out: Path) -> Path:
-    """summary.md (and summary.png): how the class did on each exercise."""
-    graded = [r for r in rows if r["status"] in (GRADED, TIMED_OUT, WRONG_CHAPTER)]
-    statuses = Counter(r["status"] for r in rows)
-    lines = [
-        f"# Chapter {chapter.id}: {chapter.title}: class summary",
-        "",
-        f"{len(rows)} rows: " + ", ".join(f"{n} {s}" for s, n in statuses.most_common()) + ".",
-        "",
-    ]
-    if graded:
-        totals = [float(r["total"]) for r in graded]
-        lines += [
-            f"Mean total {_fmt(sum(totals) / len(totals))} of {chapter.max_score} "
-            "points over "
-            f"the {len(graded)} notebooks graded (a wrong chapter's and timed-out ones "
-            "included).",
-            "",
-            "| exercise | title | points | mean | at full marks | most common failures |",
-            "|---|---|---|---|---|---|",
-        ]
-        stats = []
-        for e in chapter.exercises:
-            scores = [float(r[e.id]) for r in graded]
-            mean = sum(scores) / len(scores)
-            full = sum(s >= e.points - 1e-9 for s in scores) / len(scores)
-            failures = Counter(
-                _group(r["_reasons"][e.id]) for r in graded if r["_reasons"].get(e.id)
-            )
-            common = "; ".join(f"{n}x {m}" for m, n in failures.most_common(3)).replace("|", "\\|")
-            lines.append(
-                f"| {e.id} | {e.title} | {e.points} | {_fmt(mean)} | {full:.0%} | {common} |"
-            )
-            stats.append((e.id, mean / e.points if e.points else 0.0, full))
-        lines += ["", "![mean points and full marks per exercise](summary.png)", ""]
-        _summary_figure(stats, chapter, out / "summary.png")
-    slow = sorted((r for r in rows if r.get("seconds") is not None), key=lambda r: -r["seconds"])
-    if slow:
-        lines += ["## Slowest submissions", "", "| student | seconds | status |", "|---|---|---|"]
-        lines += [f"| {r['student']} | {_fmt(r['seconds'])} | {r['status']} |" for r in slow[:5]]
-        lines.append("")
-    not_graded = [r for r in rows if r["status"] in (NOT_A_NOTEBOOK, ERROR, MISSING)]
-    if not_graded:
-        lines += ["## Not graded", ""]
-        lines += [f"- {r['student']} ({r['file'] or 'no file'}): {r['reason']}" for r in not_graded]
-        lines.append("")
-    flagged = [r for r in rows if r.get("review")]
-    if flagged:
-        lines += ["## For review", ""]
-        lines += [f"- {r['student']}: {r['review']} flag(s), see its feedback.md" for r in flagged]
-        lines.append("")
-    path = out / "summary.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def _summary_figure(
-    stats: list[tuple[str, float, float]], chapter: manifest.Chapter, path: Path
-) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ids = [s[0] for s in stats]
-    x = range(len(ids))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(ids) + 1.5), 3.2))
-    ax.bar([i - 0.2 for i in x], [s[1] for s in stats], width=0.4, label="mean points (share)")
-    ax.bar([i + 0.2 for i in x], [s[2] for s in stats], width=0.4, label="at full marks")
-    ax.set_xticks(list(x), ids)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("share of the class")
-    ax.set_title(f"Chapter {chapter.id}: how the class did on each exercise")
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 # --- the whole class -------------------------------------------------------------------------
+def match_roster(
+    groups: dict[str, list[Submission]], roster: Roster
+) -> tuple[dict[str, list[int]], list[str]]:
+    """student key -> roster row indexes (one per member of a Gradescope group), and
+    notes on submissions matching no row or several, and rows claimed by several
+    students (an id from a platform's export beats a plain file's name; otherwise nobody
+    gets a contested row)."""
+    notes: list[str] = []
+    claims: dict[int, list[tuple[int, str, str]]] = {}
+    for key, items in groups.items():
+        s = items[-1]
+        plain = s.path.stem if s.platform == "file" and s.path is not None else None
+        for member, ids in enumerate(s.members or [s.ids]):
+            who = s.student if member == 0 else f"{s.student} (member {member + 1})"
+            found = candidates(roster, ids, plain)
+            if len(found) > 1:
+                labels = ", ".join(roster.label(roster.rows[i]) for i in found)
+                notes.append(f"{who} matches several roster rows ({labels}); matched to none")
+            elif not found:
+                notes.append(f"{who} matches no roster row")
+            else:
+                claims.setdefault(found[0], []).append((0 if plain else 1, key, who))
+    assigned: dict[str, list[int]] = {}
+    for index, claimants in claims.items():
+        strongest = max(c[0] for c in claimants)
+        winners = [c for c in claimants if c[0] == strongest]
+        label = roster.label(roster.rows[index])
+        if len(winners) == 1:
+            assigned.setdefault(winners[0][1], []).append(index)
+            for c in claimants:
+                if c is not winners[0]:
+                    notes.append(f"{c[2]} names roster row {label}, which is {winners[0][2]}'s")
+        else:
+            names = ", ".join(c[2] for c in winners)
+            notes.append(f"roster row {label} is claimed by {names}; matched to none")
+    return assigned, notes
+
+
 def grade_class(
     inputs: Sequence[str | Path],
     chapter: manifest.Chapter,
@@ -420,9 +294,15 @@ def grade_class(
     timeout: float | None = None,
     progress: Any = print,
     hint_cost: float = 0.0,
+    keep: str = "latest",
+    late_penalty: float = 0.0,
+    adjustments: str | Path | None = None,
+    canvas: str | None = None,
+    similar: float = similarity.THRESHOLD,
 ) -> list[dict[str, Any]]:
-    """Grade every submission under ``inputs`` into ``out``; write gradebook.csv and
-    summary.md there; return the gradebook rows."""
+    """Grade every submission under ``inputs`` into ``out``; write gradebook.csv,
+    gradescope.csv (and canvas.csv with ``canvas``) and summary.md there; return the
+    gradebook rows."""
     if exercise is not None and exercise not in {e.id for e in chapter.exercises}:
         raise ValueError(
             f"chapter {chapter.id} has no exercise {exercise}; its exercises are "
@@ -430,55 +310,120 @@ def grade_class(
         )
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if keep not in KEEP_CHOICES:
+        raise ValueError(f"--keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
+    if not 0 <= late_penalty <= 100:
+        raise ValueError(f"--late-penalty must be a percentage from 0 to 100, got {late_penalty}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: a file, not a folder")
+    the_roster = read_roster(roster) if roster else None
+    changes = adjust.read_adjustments(adjustments) if adjustments else []
+    groups = group(find_submissions(inputs))
+    notes = [s.note for items in groups.values() for s in items if s.note]
+    assigned: dict[str, list[int]] = {}
+    if the_roster is not None:
+        notes += the_roster.notes
+        assigned, matching = match_roster(groups, the_roster)
+        notes += matching
     out.mkdir(parents=True, exist_ok=True)
-    submissions = find_submissions(inputs)
-    roster_rows = read_roster(roster) if roster else []
-    args = [
-        (
-            s.student,
-            str(s.path),
-            chapter.id,
-            str(out),
-            [str(t) for t in tests],
-            seed,
-            exercise,
-            timeout,
-            hint_cost,
-        )
-        for s in submissions
+
+    plans: list[tuple[str, Submission, dict[str, Any]]] = []
+    used: set[str] = set()
+    for key, items in groups.items():
+        chosen = items[-1:] if keep == "latest" else items
+        base = folder_name(items[-1].student)
+        ids = {items[-1].student, base, *items[-1].ids.values()}
+        if the_roster is not None:  # the roster's ids of the student, never a name
+            id_columns = the_roster.columns(ANY_ID)
+            for i in assigned.get(key, []):
+                ids |= {the_roster.rows[i][h].strip() for h in id_columns}
+        mine = [a.to_dict() for a in adjust.for_student(changes, ids)]
+        used |= {a.student.lower() for a in adjust.for_student(changes, ids)}
+        for n, s in enumerate(chosen, 1):
+            folder = base if len(chosen) == 1 else f"{base}/attempts/{n}"
+            job = dict(
+                student=s.student, path=str(s.path), chapter_id=chapter.id, out=str(out),
+                tests=[str(t) for t in tests], seed=seed, exercise=exercise,
+                timeout=timeout, hint_cost=hint_cost, folder=folder, late=s.late,
+                late_penalty=late_penalty, adjustments=mine,
+            )  # fmt: skip
+            plans.append((key, s, job))
+    notes += [
+        f"adjustment for {a.student!r} matches no student; not applied"
+        for a in changes
+        if a.student.lower() not in used
     ]
+    rows = _run(plans, jobs, progress)
+    for (key, s, _), r in zip(plans, rows, strict=True):
+        r.update(_ids=s.ids, _name=s.name, _key=key)
+        gradescope = s.platform == "gradescope"
+        r["_submission_id"] = s.student.removeprefix("submission_") if gradescope else ""
+    rows = _keep(rows, keep, out)
+    if the_roster is not None:
+        rows = [
+            {**r, "_roster": the_roster.rows[i]} if i is not None else r
+            for r in rows
+            for i in (assigned.get(r["_key"]) or [None])
+        ]
+        taken = {i for indexes in assigned.values() for i in indexes}
+        for index, entry in enumerate(the_roster.rows):
+            if index not in taken:
+                rows.append(_missing_row(the_roster.label(entry), entry, chapter))
+    kept = [r for r in rows if r.get("kept") != "no"]
+    pairs = similarity.similar_pairs(
+        [(r["student"], Path(r["_notebook"])) for r in kept if r["status"] == GRADED],
+        chapter,
+        similar,
+    )
+    write_gradebook(rows, chapter, out / "gradebook.csv", the_roster)
+    columns = exercise_columns(kept, chapter)
+    max_score = max([float(r["max"]) for r in kept] or [float(chapter.max_score)])
+    lms.write_gradescope(kept, the_roster, columns, max_score, out / "gradescope.csv")
+    if canvas:
+        left_out = lms.write_canvas(kept, the_roster, canvas, max_score, out / "canvas.csv")
+        notes += [f"{s} is not in canvas.csv: no Canvas ID or roster row" for s in left_out]
+    write_summary(rows, chapter, out, notes, pairs)
+    return rows
+
+
+def _run(plans: list[tuple[str, Submission, dict]], jobs: int, progress: Any) -> list[dict]:
     rows: list[dict[str, Any]] = []
     if jobs == 1:
-        for n, a in enumerate(args, 1):
-            rows.append(grade_submission(*a))
-            progress(_progress_line(n, len(args), rows[-1]))
-    else:
-        context = multiprocessing.get_context("spawn")  # a fresh grader per worker
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = [pool.submit(grade_submission, *a) for a in args]
-            for n, future in enumerate(futures, 1):
-                rows.append(future.result())
-                progress(_progress_line(n, len(args), rows[-1]))
-    if roster_rows:
-        matched = set()
-        for r in rows:
-            found = _roster_match(r["student"], roster_rows)
-            if found is not None:
-                r["_roster"] = found
-                matched.add(id(found))
-        for entry in roster_rows:
-            if id(entry) not in matched:
-                name = (
-                    entry.get("id")
-                    or entry.get("login")
-                    or entry.get("email")
-                    or entry.get("name", "?")
-                )
-                rows.append(_missing_row(name, entry, chapter))
-    write_gradebook(rows, chapter, out / "gradebook.csv")
-    write_summary(rows, chapter, out)
+        for n, (_, _, job) in enumerate(plans, 1):
+            rows.append(grade_submission(**job))
+            progress(_progress_line(n, len(plans), rows[-1]))
+        return rows
+    context = multiprocessing.get_context("spawn")  # a fresh grader per worker
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [pool.submit(grade_submission, **job) for _, _, job in plans]
+        for n, future in enumerate(futures, 1):
+            rows.append(future.result())
+            progress(_progress_line(n, len(plans), rows[-1]))
     return rows
+
+
+def _keep(rows: list[dict[str, Any]], keep: str, out: Path) -> list[dict[str, Any]]:
+    """One row per student (``latest``, ``best``), or all with ``kept`` saying which is
+    the student's (``all``); the kept attempt's files are copied to the student's folder."""
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_key.setdefault(r["_key"], []).append(r)
+    result = []
+    for attempts in by_key.values():
+        if keep == "best":
+            chosen = max(reversed(attempts), key=lambda r: float(r["total"]))
+        else:
+            chosen = attempts[-1]
+        for r in attempts:
+            r["attempts"] = len(attempts) if len(attempts) > 1 else ""
+            r["kept"] = "yes" if r is chosen else "no"
+        if len(attempts) > 1:
+            base = out / chosen["folder"].split("/attempts/")[0]
+            for name in ("results.json", "feedback.md"):
+                shutil.copyfile(out / chosen["folder"] / name, base / name)
+        result += attempts if keep == "all" else [chosen]
+    return result
 
 
 def _missing_row(student: str, entry: dict[str, str], chapter: manifest.Chapter) -> dict[str, Any]:
@@ -493,4 +438,5 @@ def _missing_row(student: str, entry: dict[str, str], chapter: manifest.Chapter)
 
 
 def _progress_line(n: int, total: int, r: dict[str, Any]) -> str:
-    return f"[{n}/{total}] {r['student']}: {_fmt(r['total'])}/{_fmt(r['max'])} {r['status']}"
+    who = clean_text(r["student"], 80)
+    return f"[{n}/{total}] {who}: {_fmt(r['total'])}/{_fmt(r['max'])} {r['status']}"

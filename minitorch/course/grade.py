@@ -4,6 +4,8 @@
     python -m minitorch.grade submission.ipynb --chapter 01 --json results.json --tests private/
     python -m minitorch.grade submissions/ --chapter 04 --out graded/ --jobs 2 [--roster r.csv]
     python -m minitorch.grade submissions/ --chapter 04 --out graded/ --exercise 04.2
+    python -m minitorch.grade submissions/ --chapter 04 --out graded/ --roster gradebook.csv \
+        --canvas "Homework 4 (123456)" --keep latest --late-penalty 10
     python -m minitorch.grade gradescope --chapter 04 [--tests private/] -o autograder.zip
     python -m minitorch.grade check-tests --chapter 04 --tests private/
     python -m minitorch.grade new-exercise --chapter 03 --title "..." [--points 3] [--private DIR]
@@ -16,8 +18,9 @@ keeps the rest of the earlier results (``--json``'s file, or each student's in `
 with the earlier run's seed unless ``--seed`` says otherwise.
 
 Exit status: 0 when grading ran (whatever the score), 2 for a missing or invalid
-notebook, an unknown chapter, exercise or test folder, 1 when grading could not run (the
-tests themselves failed to load).
+notebook, an unknown chapter, exercise or test folder or any other bad argument (one
+line on stderr, as argparse's), 1 when grading could not run (the tests themselves failed
+to load).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from minitorch.course import hints, manifest
+from minitorch.course import hints, manifest, similarity
 from minitorch.course.grading import grade
 from minitorch.course.grading.errors import GradingError, NotebookError
 from minitorch.course.grading.grader import TOTAL_TIMEOUT
@@ -37,11 +40,18 @@ from minitorch.course.grading.notebook import CELL_TIMEOUT
 from minitorch.course.grading.report import WIDTH
 from minitorch.course.grading.runner import EXERCISE_TIMEOUT
 
+SUBCOMMANDS = """subcommands:
+  gradescope          build a Gradescope autograder zip for one chapter
+                      (python -m minitorch.grade gradescope --help)
+  gradescope run      grade /autograder/submission inside Gradescope's container"""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minitorch.grade",
-        description="Grade a chapter notebook with its exercise tests.",
+        description="Grade a chapter notebook with its exercise tests, or a whole class.",
+        epilog=SUBCOMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "notebook",
@@ -60,6 +70,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--exercise", metavar="ID", help="regrade one exercise (e.g. 04.2), keeping the others"
+    )
+    parser.add_argument(
+        "--keep",
+        choices=("latest", "best", "all"),
+        default="latest",
+        help="a class: of several submissions of one student, grade the latest (default), "
+        "keep the best, or keep a row for each",
+    )
+    parser.add_argument(
+        "--late-penalty",
+        type=float,
+        default=0.0,
+        metavar="PERCENT",
+        help="a class: take PERCENT of its points off a late submission (Canvas's _LATE)",
+    )
+    parser.add_argument(
+        "--adjustments",
+        metavar="CSV",
+        help="a class: manual adjustments (student, exercise, points, comment)",
+    )
+    parser.add_argument(
+        "--canvas",
+        metavar="COLUMN",
+        help="a class: also write canvas.csv for Canvas's gradebook import, the total in "
+        "COLUMN (e.g. 'Homework 4 (123456)' as Canvas's export names it)",
+    )
+    parser.add_argument(
+        "--similarity",
+        type=float,
+        default=similarity.THRESHOLD,
+        metavar="RATIO",
+        help=f"a class: list answers alike at RATIO or more (default {similarity.THRESHOLD})",
     )
     parser.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json")
     parser.add_argument(
@@ -120,8 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return scaffold_main(argv[1:])
     args = _parser().parse_args(argv)
-    if args.hint_cost < 0:
-        print(f"error: --hint-cost must be 0 or more points, got {args.hint_cost}", file=sys.stderr)
+    problem = _bad_argument(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
         chapter = manifest.chapter(args.chapter) if args.chapter else None
@@ -174,6 +217,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _bad_argument(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, in one line; None when nothing is."""
+    import math
+
+    if args.hint_cost < 0 or not math.isfinite(args.hint_cost):
+        return f"--hint-cost must be 0 or more points, got {args.hint_cost}"
+    for option in ("timeout", "cell_timeout", "total_timeout"):
+        value = getattr(args, option)
+        if not (value > 0 and math.isfinite(value)):
+            return f"--{option.replace('_', '-')} must be a number of seconds above 0, got {value}"
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, got {args.jobs}"
+    if not 0 <= args.late_penalty <= 100:
+        return f"--late-penalty must be a percentage from 0 to 100, got {args.late_penalty}"
+    if not 0 < args.similarity <= 1:
+        return f"--similarity must be a ratio above 0 and at most 1, got {args.similarity}"
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        return f"--out {args.out}: a file, not a folder"
+    if args.json is not None and Path(args.json).is_dir():
+        return f"--json {args.json}: a folder, not a file"
+    if args.canvas is not None and not args.canvas.strip():
+        return "--canvas needs the name of the Canvas column to write"
+    for option in ("roster", "adjustments"):
+        path = getattr(args, option)
+        if path is not None and not Path(path).is_file():
+            return f"--{option} {path}: no such file"
+    if args.roster is not None:
+        from minitorch.course.roster import read_roster
+
+        try:
+            read_roster(args.roster)
+        except ValueError as exc:
+            return str(exc)
+    if args.adjustments is not None:
+        from minitorch.course.adjustments import read_adjustments
+
+        try:
+            read_adjustments(args.adjustments)
+        except ValueError as exc:
+            return str(exc)
+    return manifest.course_mismatch()
+
+
 def _grade_class(args: argparse.Namespace, chapter: manifest.Chapter | None) -> int:
     """A class: every submission under the given paths into ``--out``."""
     from minitorch.course.batch import grade_class
@@ -197,6 +283,11 @@ def _grade_class(args: argparse.Namespace, chapter: manifest.Chapter | None) -> 
             exercise=args.exercise,
             timeout=args.timeout,
             hint_cost=args.hint_cost,
+            keep=args.keep,
+            late_penalty=args.late_penalty,
+            adjustments=args.adjustments,
+            canvas=args.canvas,
+            similar=args.similarity,
         )
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -204,10 +295,11 @@ def _grade_class(args: argparse.Namespace, chapter: manifest.Chapter | None) -> 
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    graded = sum(r["status"] == "graded" for r in rows)
+    graded = sum(r["status"] == "graded" and r.get("kept") != "no" for r in rows)
+    written = ["gradebook.csv", "gradescope.csv", *(["canvas.csv"] if args.canvas else [])]
     print(
-        f"{len(rows)} rows ({graded} graded): {Path(args.out) / 'gradebook.csv'}, "
-        f"{Path(args.out) / 'summary.md'}"
+        f"{len(rows)} rows ({graded} graded): "
+        + ", ".join(str(Path(args.out) / name) for name in [*written, "summary.md"])
     )
     return 0
 

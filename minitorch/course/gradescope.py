@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -74,16 +75,23 @@ def _course_files(root: Path, chapter: manifest.Chapter) -> list[tuple[Path, str
 
 
 def _commit(root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
+    """The checkout's commit, with ``-dirty`` (as ``git describe --dirty``) when tracked
+    files have uncommitted changes: the zip then holds code no commit has."""
+
+    def git(*args: str) -> subprocess.CompletedProcess | None:
+        try:
+            return subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    head = git("rev-parse", "HEAD")
+    if head is None or head.returncode != 0 or not head.stdout.strip():
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    changes = git("status", "--porcelain", "--untracked-files=no")
+    dirty = changes is None or changes.returncode != 0 or bool(changes.stdout.strip())
+    return head.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def build(
@@ -244,6 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     hints.add_cost_option(parser)
     args = parser.parse_args(argv)
+    if not math.isfinite(args.hint_cost):
+        print(f"error: --hint-cost must be 0 or more points, got {args.hint_cost}", file=sys.stderr)
+        return 2
+    if Path(args.output).is_dir():
+        print(f"error: -o {args.output}: a folder, not a zip file to write", file=sys.stderr)
+        return 2
     try:
         chapter = manifest.chapter(args.chapter)
         path = build(chapter, args.output, args.tests, args.private_visibility, args.hint_cost)
@@ -260,7 +274,14 @@ def _run_command(argv: Sequence[str]) -> int:
     parser.add_argument("--chapter", required=True)
     parser.add_argument("--tests", action="append", default=[])
     args = parser.parse_args(argv)
-    chapter = manifest.chapter(args.chapter)
+    try:
+        chapter = manifest.chapter(args.chapter)
+    except KeyError as err:
+        print(f"error: {err.args[0]}", file=sys.stderr)
+        return 2
+    if not Path(args.root).is_dir():
+        print(f"error: --root {args.root}: no such folder", file=sys.stderr)
+        return 2
     run(args.root, chapter, args.tests)
     return 0
 

@@ -30,6 +30,29 @@ def course_root() -> Path:
 ROOT = course_root()
 
 
+def course_mismatch() -> str | None:
+    """Why this manifest is not the course's, or None. The manifest is this package's
+    own module: ``$MINITORCH_COURSE`` moves the notebooks and tests, and a course folder
+    that carries a different ``minitorch/course/manifest.py`` must be the package imported
+    (run from that folder, or ``pip install -e`` it), else its chapters would be graded
+    against another manifest."""
+    if not os.environ.get("MINITORCH_COURSE"):
+        return None
+    theirs = ROOT / "minitorch" / "course" / "manifest.py"
+    ours = Path(__file__).resolve()
+    if not theirs.is_file() or theirs.resolve() == ours:
+        return None
+    try:
+        if theirs.read_bytes() == ours.read_bytes():
+            return None
+    except OSError:
+        return None
+    return (
+        f"MINITORCH_COURSE={ROOT} has its own manifest ({theirs}), but the grader imported "
+        f"{ours}: run it with that course's package (cd {ROOT}, or pip install -e {ROOT})"
+    )
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One graded exercise: a stable id such as ``"01.3"``, a title and its points, and the

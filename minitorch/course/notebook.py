@@ -202,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("notebooks", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    missing = [p for p in args.notebooks if not p.is_file()]
+    if missing:
+        print(f"error: no notebook {missing[0]}", file=sys.stderr)
+        return 2
     info = installed_language_info()
     for path in args.notebooks:
         if normalize_file(path, info):

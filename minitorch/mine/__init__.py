@@ -196,10 +196,13 @@ def _install(source: Any, only: Any = None) -> Mine:
     from . import source as sources
 
     _load_pieces()
+    only = _checked_only(only)
     label = "your notebook's globals()" if isinstance(source, dict) else str(source)
     mine = Mine(label)
     found: dict[str, tuple[Piece, list[Any], str]] = {}
-    for origin, chapter, defs, problems in sources.namespaces(source):
+    loaded = sources.namespaces(source)
+    _check_only_chapters(only, [chapter for _, chapter, _, _ in loaded])
+    for origin, chapter, defs, problems in loaded:
         mine.problems += problems
         for piece, objs, why in _candidates(chapter, defs):
             if only is not None and piece.exercise not in only:
@@ -231,6 +234,39 @@ def _install(source: Any, only: Any = None) -> Mine:
         raise
     _active.append(mine)
     return mine
+
+
+def _checked_only(only: Any) -> set[str] | None:
+    """``only`` as a set of exercise ids, each one with a piece the framework runs; a
+    ValueError naming an unknown id and the ids there are."""
+    if only is None:
+        return None
+    ids = [only] if isinstance(only, str) else list(only)
+    with_pieces = sorted({p.exercise for p in PIECES.values()}, key=_id_order)
+    for exercise in ids:
+        if exercise not in with_pieces:
+            raise ValueError(
+                f"mine.use(only=...): no exercise {exercise!r} has a piece the framework "
+                f"runs; those that do are {', '.join(with_pieces)}"
+            )
+    return set(ids)
+
+
+def _check_only_chapters(only: set[str] | None, chapters: list[str | None]) -> None:
+    """A ValueError for an id of ``only`` from a chapter none of the notebooks is."""
+    if only is None or None in chapters:
+        return
+    for exercise in sorted(only, key=_id_order):
+        if exercise.split(".")[0] not in chapters:
+            raise ValueError(
+                f"mine.use(only=...): exercise {exercise} is chapter "
+                f"{exercise.split('.')[0]}'s, and the notebooks given are chapter "
+                f"{', '.join(sorted(c for c in chapters if c))}'s"
+            )
+
+
+def _id_order(exercise: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))
 
 
 def _uninstall(mine: Mine) -> None:

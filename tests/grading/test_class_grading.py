@@ -79,7 +79,7 @@ def test_the_class_summary_says_how_each_exercise_went(tmp_path):
     out = tmp_path / "graded"
     assert main([str(folder), "--chapter", "01", "--out", str(out)]) == 0
     summary = (out / "summary.md").read_text()
-    assert "5 rows: 2 graded, 2 not a notebook, 1 wrong chapter." in summary
+    assert "5 students: 2 graded, 2 not a notebook, 1 wrong chapter." in summary
     assert "Mean total 6.67 of 20 points over the 3 notebooks graded" in summary
     assert "| 01.1 | Strides of a contiguous shape | 2 | 0.67 | 33% |" in summary
     assert "## Slowest submissions" in summary and "## Not graded" in summary
@@ -150,10 +150,13 @@ def test_student_ids_come_from_the_platforms_export_names(tmp_path, name, expect
     assert [s.student for s in find_submissions([tmp_path])] == [expected]
 
 
-def test_two_files_of_one_student_are_both_graded(tmp_path):
-    for name in ("doejane_1_2_a.ipynb", "doejane_1_3_b.ipynb"):
+def test_two_files_of_one_student_are_one_student_newest_last(tmp_path):
+    for name in ("doejane_1_3_b.ipynb", "doejane_LATE_1_12_a.ipynb", "doejane_1_2_c.ipynb"):
         (tmp_path / name).write_text("{}")
-    assert [s.student for s in find_submissions([tmp_path])] == ["doejane_1", "doejane_1_2"]
+    subs = find_submissions([tmp_path])
+    assert {s.student for s in subs} == {"doejane_1"} and len({s.key for s in subs}) == 1
+    newest = max(subs, key=lambda s: s.order)
+    assert (newest.path.name, newest.late) == ("doejane_LATE_1_12_a.ipynb", True)
 
 
 def test_a_class_needs_a_chapter_and_an_output_folder(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from grading_fixtures import ADD, GREET, MUL, fixture_chapter
@@ -63,6 +64,65 @@ def test_bad_input_is_one_line_and_exit_2(
     assert captured.out == ""
     assert captured.err.startswith(message.format(**paths))
     assert captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--timeout", "-1"], "error: --timeout must be a number of seconds above 0, got -1.0"),
+        (["--timeout", "nan"], "error: --timeout must be a number of seconds above 0"),
+        (["--cell-timeout", "0"], "error: --cell-timeout must be a number of seconds above 0"),
+        (["--total-timeout", "-5"], "error: --total-timeout must be a number of seconds"),
+        (["--jobs", "0"], "error: --jobs must be at least 1, got 0"),
+        (["--out", "{file}"], "error: --out {file}: a file, not a folder"),
+        (["--roster", "{binary}"], "error: --roster {binary}: a binary file, not a CSV roster"),
+        (["--roster", "{nowhere}"], "error: --roster {nowhere}: no such file"),
+        (["--adjustments", "{binary}"], "error: --adjustments {binary}: not UTF-8 text"),
+        (["--late-penalty", "150"], "error: --late-penalty must be a percentage from 0 to 100"),
+        (["--similarity", "0"], "error: --similarity must be a ratio above 0 and at most 1"),
+        (["--canvas", " "], "error: --canvas needs the name of the Canvas column"),
+        (["--hint-cost", "nan"], "error: --hint-cost must be 0 or more points"),
+    ],
+)
+def test_nonsense_arguments_are_one_line_and_exit_2(
+    fixture_course, tmp_path, capsys, args, message
+):
+    paths = {
+        "file": tmp_path / "graded.txt",
+        "binary": tmp_path / "roster.csv",
+        "nowhere": tmp_path / "none.csv",
+    }
+    paths["file"].write_text("x")
+    paths["binary"].write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff")
+    args = [a.format(**paths) for a in args]
+    assert main([str(tmp_path), "--chapter", "99", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(message.format(**paths))
+    assert captured.err.count("\n") == 1
+
+
+def test_help_lists_the_subcommands(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "gradescope" in out and "--keep" in out and "--canvas" in out
+
+
+# catches: MINITORCH_COURSE pointing at a course whose own manifest differs from the one
+# the grader imported (its chapter graded against another manifest, silently)
+def test_a_course_folder_with_another_manifest_is_refused(tmp_path, monkeypatch, capsys):
+    own = tmp_path / "minitorch" / "course"
+    own.mkdir(parents=True)
+    (own / "manifest.py").write_text("CHAPTERS = ()\n")
+    monkeypatch.setenv("MINITORCH_COURSE", str(tmp_path))
+    monkeypatch.setattr(manifest, "ROOT", tmp_path)
+    assert main([str(tmp_path / "01_x.ipynb"), "--chapter", "01"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: MINITORCH_COURSE={tmp_path} has its own manifest")
+    assert err.count("\n") == 1
+    (own / "manifest.py").write_bytes(Path(manifest.__file__).read_bytes())
+    assert manifest.course_mismatch() is None
 
 
 def test_the_module_runs_as_a_command(tmp_path):

@@ -127,7 +127,9 @@ def test_before_the_due_date_students_see_only_the_public_tests(tmp_path, autogr
     cell = next(c for c in notebook.cells if "def contiguous_strides" in c.source)
     cell.source = cell.source.replace(  # wrong only where the private test looks
         "    ### BEGIN SOLUTION\n",
-        "    ### BEGIN SOLUTION\n    if tuple(shape) == (5, 1, 7, 2):\n        return (0, 0, 0, 0)\n",
+        "    ### BEGIN SOLUTION\n"
+        "    if tuple(shape) == (5, 1, 7, 2):\n"
+        "        return (0, 0, 0, 0)\n",
     )
     upload = tmp_path / "hw.ipynb"
     nbformat.write(notebook, upload)
@@ -183,3 +185,29 @@ def test_bad_build_options_are_refused(tmp_path, capsys):
     args = ["gradescope", "--chapter", "01", "--hint-cost", "-0.5"]
     assert main([*args, "-o", str(tmp_path / "a.zip")]) == 2
     assert "--hint-cost must be 0 or more points, got -0.5" in capsys.readouterr().err
+    assert main([*args[:-1], "nan", "-o", str(tmp_path / "a.zip")]) == 2
+    assert "--hint-cost must be 0 or more points, got nan" in capsys.readouterr().err
+    assert main(["gradescope", "--chapter", "01", "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: -o {tmp_path}: a folder, not a zip file to write\n"
+    assert main(["gradescope", "run", "--chapter", "42", "--root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("error: no chapter '42'")
+    assert main(["gradescope", "run", "--chapter", "01", "--root", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == f"error: --root {tmp_path / 'x'}: no such folder\n"
+
+
+# catches: autograder.json naming a commit while the zip holds uncommitted edits
+def test_the_commit_recorded_says_when_the_tree_had_uncommitted_edits(tmp_path):
+    from minitorch.course.gradescope import _commit
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    clean = _commit(tmp_path)
+    assert clean is not None and len(clean) == 40
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert _commit(tmp_path) == f"{clean}-dirty"
+    assert _commit(tmp_path / "nowhere") is None

@@ -405,3 +405,22 @@ def test_the_grading_commands_ignore_minitorch_mine_and_say_so(tmp_path, command
     # the same notebook outside a grading command runs (the check above can fail)
     subprocess.run([sys.executable, "-c", "import minitorch"], env=env, check=True)
     assert marker.exists()
+
+
+# catches: only= with an id of another chapter or an unknown id silently running nothing
+# of the learner's (the package's pieces all along, and a run that "agrees")
+def test_use_only_names_an_exercise_it_cannot_run(tmp_path) -> None:
+    import nbformat
+
+    notebook = tmp_path / "01_tensors_exercises.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, notebook)
+    with pytest.raises(ValueError, match="exercise 02.1 is chapter 02's, and the notebooks"):
+        with mine.use(notebook, only=["02.1"]):
+            pass
+    with pytest.raises(ValueError, match="no exercise '09.9' has a piece.*01.1"):
+        with mine.use(notebook, only=["09.9"]):
+            pass
+    with mine.use(notebook, only="01.1") as m:  # one id as a string is one id
+        assert set(m.statuses) <= {"01.1"}
