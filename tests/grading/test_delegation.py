@@ -341,3 +341,14 @@ def test_a_tensor_that_computes_when_read_shows_what_it_holds():
         lazy = nb.f((2, 3))
     data = tensor_data(lazy)
     assert data["type"] == "Tensor" and data["values"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("forbidden", ["__mul__", "mul"])
+def test_an_operator_and_its_named_method_are_one_route(forbidden):
+    # catches: a.mul(b) where only the operator a * b was forbidden (and the other way round)
+    targets = forbid(minitorch.Tensor.__dict__[forbidden])
+    for call in ("a.mul(b)", "a * b", "a.multiply(b)"):
+        source = f"import minitorch\ndef f(s):\n    a = b = minitorch.ones(2)\n    {call}\n"
+        with pytest.raises(Delegated, match="mul"):
+            _calls(source + "    return s\n", targets)
+    assert _calls("def f(s):\n    return s\n", targets) == (2, 3)

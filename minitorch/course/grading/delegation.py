@@ -211,6 +211,8 @@ def _resolve(targets: Targets, obj: Any, label: str) -> None:
             targets.wrappers.add((code.co_filename, code.co_name, code.co_firstlineno))
             obj = obj.__wrapped__
         _add_code(targets, obj.__code__, label)
+        for twin in _twins(obj):
+            _add_code(targets, twin.__code__, label)
     elif isinstance(obj, type):
         targets.classes[obj] = label
         for value in vars(obj).values():
@@ -227,6 +229,32 @@ def _resolve(targets: Targets, obj: Any, label: str) -> None:
         targets.c_functions[_c_key(obj)] = label
     else:
         raise TypeError(f"forbid() cannot watch {obj!r}: give a function, class or module name")
+
+
+def _twins(func: FunctionType) -> list[FunctionType]:
+    """The other methods of ``func``'s class that do exactly what it does (``Tensor.add``
+    for ``Tensor.__add__``: both are ``ops.add(self, other)``), so that forbidding the
+    operator forbids the method too, and the other way round."""
+    owner: Any = sys.modules.get(func.__module__)
+    for part in func.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, type):
+        return []
+    code = func.__code__
+    same = (code.co_code, code.co_names, code.co_consts, code.co_argcount)
+    return [
+        value
+        for value in vars(owner).values()
+        if isinstance(value, FunctionType)
+        and value is not func
+        and (
+            value.__code__.co_code,
+            value.__code__.co_names,
+            value.__code__.co_consts,
+            value.__code__.co_argcount,
+        )
+        == same
+    ]
 
 
 def forbid(*objects: Any) -> Targets:
