@@ -119,3 +119,26 @@ def test_a_ring_whose_messages_carry_no_data_loses_points(mutants, exercise_id):
     result = _grade(mutants, "06", exercise_id, SHARED_MEMORY_RINGS[exercise_id])
     assert result.score < result.max_score, (result.score, result.reason)
     assert "must carry the data" in str(result.to_dict()), result.to_dict()
+
+
+# catches: the package's own piece run as the learner's: its module's source compiled under
+# another file name, or the piece wrapped in the package's own decorator
+RECOMPILED = {
+    "01.1": """
+import inspect
+import minitorch.shape as S
+exec(compile(inspect.getsource(S), "my_shape.py", "exec"), scope := {"__name__": "my_shape"})
+contiguous_strides = scope["contiguous_strides"]
+""",
+    "01.4": """
+import minitorch
+import minitorch.shape as S
+broadcast_shapes = minitorch.enable_grad()(S.broadcast_shapes)
+""",
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(RECOMPILED))
+def test_the_packages_piece_under_another_name_gets_no_points(mutants, exercise_id):
+    result = _grade(mutants, "01", exercise_id, RECOMPILED[exercise_id])
+    assert result.score == 0 and is_delegation(result.reason), (result.score, result.reason)
