@@ -72,6 +72,10 @@ FLAGGED = {
     "exec of text": ("import inspect, minitorch.shape as S\nexec(inspect.getsource(S))", "exec"),
     "compile of text": ("text = 'x = 1'\ncode = compile(text, 'mine.py', 'exec')", "compile"),
     "the source read": ("import inspect, minitorch.shape as S\nt = inspect.getsource(S)", "source"),
+    "the source cache": (
+        "import linecache\nlinecache.cache['<string>'] = (1, None, [], '')",
+        "linecache",
+    ),
     "a function from a code object": (
         "import types, minitorch.shape as S\n"
         "f = types.FunctionType(S.contiguous_strides.__code__, {})",
