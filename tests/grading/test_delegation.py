@@ -352,3 +352,15 @@ def test_an_operator_and_its_named_method_are_one_route(forbidden):
         with pytest.raises(Delegated, match="mul"):
             _calls(source + "    return s\n", targets)
     assert _calls("def f(s):\n    return s\n", targets) == (2, 3)
+
+
+def test_a_decorated_answer_written_in_a_cell_is_in_view():
+    # a decorator over several lines: the code starts at the decorator, the def comes later
+    import inspect
+
+    body = inspect.getsource(minitorch.shape.contiguous_strides).replace("contiguous_strides", "f")
+    source = (
+        "import functools\nfrom typing import Sequence\nShape = tuple\n"
+        "@functools.lru_cache(\n    maxsize=None,\n)\n"
+    )
+    assert _calls(source + body, args=((3, 1),)) == (1, 1)

@@ -510,11 +510,8 @@ def _source_in_view(code: CodeType) -> bool:
     if code.co_name.startswith("<"):  # a lambda, a comprehension, a module's body
         return 0 <= start < len(lines)
     defines = re.compile(rf"(async\s+def|def|class)\s+{re.escape(code.co_name)}\b")
-    for line in lines[max(start, 0) : start + 50]:
-        text = line.strip()
-        if text and not text.startswith(("@", "#")):
-            return defines.match(text) is not None
-    return False
+    # (decorators, a decorator's arguments on lines of their own, come before the def)
+    return any(defines.match(line.strip()) for line in lines[max(start, 0) : start + 50])
 
 
 def _copy_print(code: CodeType) -> str | None:
