@@ -142,3 +142,28 @@ broadcast_shapes = minitorch.enable_grad()(S.broadcast_shapes)
 def test_the_packages_piece_under_another_name_gets_no_points(mutants, exercise_id):
     result = _grade(mutants, "01", exercise_id, RECOMPILED[exercise_id])
     assert result.score == 0 and is_delegation(result.reason), (result.score, result.reason)
+
+
+def test_the_grader_refuses_and_flags_the_packages_source_end_to_end(tmp_path):
+    # the whole way: a sandboxed worker runs the notebook, the watch refuses the recompiled
+    # piece, and the review flags the code that ran the package's source
+    import nbformat
+
+    from minitorch.course import manifest
+    from minitorch.course.grading import grade
+    from minitorch.course.grading.notebook import opens_at_work
+
+    chapter = manifest.chapter("01")
+    nb = nbformat.read(chapter.solution, as_version=4)
+    end = next(i for i, cell in enumerate(nb.cells) if opens_at_work(cell))  # (graded cells)
+    hostile = [nbformat.v4.new_code_cell(RECOMPILED[e]) for e in ("01.1", "01.4")]
+    nb.cells[end:end] = hostile
+    path = tmp_path / chapter.solution.name
+    nbformat.write(nb, path)
+    report = grade(path, chapter=chapter, exercises=["01.1", "01.2", "01.4"])
+    for exercise_id in ("01.1", "01.4"):
+        result = report.result(exercise_id)
+        assert result.score == 0 and is_delegation(result.reason), (exercise_id, result)
+    assert report.result("01.2").score == report.result("01.2").max_score  # the honest one
+    seen = [flag["seen"] for flag in report.to_gradescope()["review"]]
+    assert any("runs code from text" in s for s in seen), seen
