@@ -28,10 +28,12 @@ class SimulationError(RuntimeError):
 
 @dataclass
 class RingTraffic:
-    """What each rank sent (element counts per message) and left unreceived."""
+    """What each rank sent (element counts per message, and the messages) and left
+    unreceived."""
 
     sent: list[list[int]] = field(default_factory=list)
     unreceived: list[int] = field(default_factory=list)
+    messages: list[list[np.ndarray]] = field(default_factory=list)
 
 
 def run_ring(
@@ -42,7 +44,9 @@ def run_ring(
 ) -> tuple[list, RingTraffic]:
     """Run ``fn(*args[rank], rank, world_size, send, recv)`` for every rank on a thread ring."""
     inboxes = [queue.Queue() for _ in range(world_size)]
-    traffic = RingTraffic([[] for _ in range(world_size)], [0] * world_size)
+    traffic = RingTraffic(
+        [[] for _ in range(world_size)], [0] * world_size, [[] for _ in range(world_size)]
+    )
 
     def links(rank: int) -> tuple:
         right, left = (rank + 1) % world_size, (rank - 1) % world_size
@@ -50,6 +54,7 @@ def run_ring(
         def send(array: Any) -> None:
             array = np.array(array, copy=True)
             traffic.sent[rank].append(int(array.size))
+            traffic.messages[rank].append(array.copy())
             inboxes[right].put(array)
 
         def recv() -> Any:

@@ -108,6 +108,36 @@ _TENSORS = (
 )
 
 
+def _numpy_indexing():
+    """numpy's index, broadcast and stride helpers: each does the arithmetic of 01.1-01.5
+    (an index from a position and back, a broadcast shape, an array of any shape made
+    without memory, as_strided with zero strides). Every index exercise forbids them all,
+    so that an answer can't hand its piece to the one its own list left out."""
+    from numpy.lib import stride_tricks
+
+    impl = getattr(np.lib, "_stride_tricks_impl", stride_tricks)
+    helpers = [
+        np.unravel_index,
+        np.ravel_multi_index,
+        np.broadcast_shapes,
+        np.broadcast_arrays,
+        np.broadcast_to,
+        np.broadcast,
+        np.ndindex,
+        np.indices,
+        np.meshgrid,
+        np.ix_,
+        stride_tricks.as_strided,
+        stride_tricks.sliding_window_view,
+    ]
+    helpers += [getattr(impl, name) for name in ("_broadcast_shape", "_broadcast_to")]
+    helpers += [type(np.mgrid).__getitem__, type(np.ogrid).__getitem__]  # np.mgrid[...]
+    return tuple(helpers)
+
+
+_NUMPY_INDEXING = _numpy_indexing()
+
+
 def _methods(cls):
     """The functions defined in ``cls``'s body, as ``(cls, name)`` targets: calls to them
     are refused, but an unused import of the class costs nothing (a class target would
@@ -120,7 +150,7 @@ _ops_refused = refusing_ops  # (the grading package's: see its docstring)
 
 
 # --- 01.1 contiguous strides --------------------------------------------------------------
-STRIDES = forbid(shape.contiguous_strides, Tensor.stride, *_TENSORS)
+STRIDES = forbid(shape.contiguous_strides, Tensor.stride, *_TENSORS, *_NUMPY_INDEXING)
 
 
 @probe(forbid=STRIDES)
@@ -162,7 +192,7 @@ def test_strides_match_pytorch_on_random_shapes(run):
 
 
 # --- 01.2 index -> storage position -------------------------------------------------------
-POSITION = forbid(shape.index_to_position, np.ravel_multi_index)
+POSITION = forbid(shape.index_to_position, *_NUMPY_INDEXING)
 
 
 @probe(forbid=POSITION)
@@ -234,6 +264,7 @@ UNRAVEL = forbid(
     np.indices,
     np.meshgrid,
     Tensor.stride,
+    *_NUMPY_INDEXING,
 )
 
 
@@ -291,6 +322,7 @@ BROADCAST = forbid(
     np.broadcast,
     *_TENSORS,
     Tensor.expand,
+    *_NUMPY_INDEXING,
 )
 
 
@@ -399,6 +431,7 @@ BROADCAST_INDEX = forbid(
     minitorch.broadcast_to,
     minitorch.expand,
     *_TENSORS,
+    *_NUMPY_INDEXING,
 )
 
 

@@ -80,7 +80,38 @@ def _ring_run(nb, name, world_size, inputs):
         return fn(*args)  # to minitorch's own ring function is then a call the watch sees
 
     results, traffic = run_ring(learners, world_size, [tuple(a) for a in inputs], timeout=2.0)
-    return results, traffic.sent, traffic.unreceived
+    messages = [[np.asarray(m, dtype=np.float64).ravel() for m in r] for r in traffic.messages]
+    return results, traffic.sent, traffic.unreceived, messages
+
+
+def _check_messages_carry_data(messages, candidates, what):
+    """Each value of a message rank r sent is a value of one of ``candidates(r)`` (what the
+    ring can have to send at that rank: partial sums, or the final values), the same one for
+    the whole message (its order is the answer's: a column-major ring is a ring too).
+
+    catches: ranks that swap their data through memory they share (one process, N threads)
+    and send zero arrays of the ring's sizes, so that the traffic's counts match."""
+    for r, sent in enumerate(messages):
+        for step, piece in enumerate(sent):
+            fits = piece.size == 0 or any(
+                np.isclose(piece[:, None], c[None, :], rtol=1e-6).any(axis=1).all()
+                for c in candidates(r)
+            )
+            assert fits, (
+                f"{what}: rank {r}'s message in step {step} ({piece.size} elements, starting "
+                f"{float(piece[0]):.6g}) is not part of the data the ring carries (a partial "
+                "sum of the ranks' values): the ring's messages must carry the data"
+            )
+
+
+def _partial_sums(flat, r):
+    """Rank r's values, then r's plus r - 1's, ... (what a ring that sends to the right can
+    have summed by each step), each flattened."""
+    n, total, sums = len(flat), 0, []
+    for k in range(n):
+        total = total + flat[(r - k) % n]
+        sums.append(np.asarray(total, dtype=np.float64).ravel())
+    return sums
 
 
 def _close(got, expected, what):
@@ -110,7 +141,7 @@ def _chunk_lengths(run, n):
 @probe(forbid=REDUCE_SCATTER)
 def reduce_scatter(nb, world_size, chunks):
     before = [[c.copy() for c in rank_chunks] for rank_chunks in chunks]
-    results, sent, unreceived = _ring_run(
+    results, sent, unreceived, messages = _ring_run(
         nb, "ring_reduce_scatter", world_size, [(c,) for c in chunks]
     )
     untouched = all(
@@ -118,13 +149,13 @@ def reduce_scatter(nb, world_size, chunks):
         for a, b in zip(rank_chunks, before[r], strict=True)
     )  # fmt: skip
     results = [[np.asarray(c, dtype=np.float64) for c in r] for r in results]
-    return results, sent, unreceived, untouched
+    return results, sent, unreceived, untouched, messages
 
 
 def _check_reduce_scatter(run, n):
     lengths = _chunk_lengths(run, n)
     chunks = [[run.rng.standard_normal(k).round(3) for k in lengths] for _ in range(n)]
-    results, sent, unreceived, untouched = run(reduce_scatter, n, chunks)
+    results, sent, unreceived, untouched, messages = run(reduce_scatter, n, chunks)
     # catches: adding into the caller's arrays in place (+=) instead of into new ones
     assert untouched, (
         f"{_ranks(n)}: reduce-scatter changed the caller's chunks; add into new arrays"
@@ -143,6 +174,8 @@ def _check_reduce_scatter(run, n):
             f"whole chunk per step, N - 1 = {n - 1} steps; the lengths tell which chunk went)"
         )
     assert unreceived == [0] * n, f"{_ranks(n)}: messages left unreceived: {unreceived}"
+    flat = [np.concatenate(rank_chunks) for rank_chunks in chunks]
+    _check_messages_carry_data(messages, lambda r: _partial_sums(flat, r), _ranks(n))
 
 
 # catches: replacing instead of adding; a wrong chunk index; N steps instead of N - 1
@@ -164,7 +197,7 @@ def test_reduce_scatter_more_ranks(run):
 @exercise("06.1")
 def test_reduce_scatter_one_rank(run):
     chunk = run.rng.standard_normal(int(run.rng.integers(2, 6))).round(3)
-    results, sent, unreceived, untouched = run(reduce_scatter, 1, [[chunk]])
+    results, sent, unreceived, untouched, _ = run(reduce_scatter, 1, [[chunk]])
     assert untouched, "1 rank: reduce-scatter changed the caller's chunk; add into new arrays"
     assert sent == [[]], (
         f"1 rank (world_size=1): rank 0 sent {len(sent[0])} message(s) of {sent[0]} elements, "
@@ -178,14 +211,15 @@ def test_reduce_scatter_one_rank(run):
 @probe(forbid=ALL_GATHER)
 def all_gather(nb, world_size, chunks):
     before = [([id(c) for c in r], [c.copy() for c in r]) for r in chunks]
-    results, sent, unreceived = _ring_run(nb, "ring_all_gather", world_size, [(c,) for c in chunks])
+    inputs = [(c,) for c in chunks]
+    results, sent, unreceived, messages = _ring_run(nb, "ring_all_gather", world_size, inputs)
     untouched = all(
         [id(c) for c in r] == ids
         and all(np.array_equal(a, b, equal_nan=True) for a, b in zip(r, old, strict=True))
         for r, (ids, old) in zip(chunks, before, strict=True)
     )
     results = [[np.asarray(c, dtype=np.float64) for c in r] for r in results]
-    return results, sent, unreceived, untouched
+    return results, sent, unreceived, untouched, messages
 
 
 def _check_all_gather(run, n):
@@ -195,7 +229,7 @@ def _check_all_gather(run, n):
         [owned[j] if j == (r + 1) % n else np.full(lengths[j], np.nan) for j in range(n)]
         for r in range(n)
     ]
-    results, sent, unreceived, untouched = run(all_gather, n, chunks)
+    results, sent, unreceived, untouched, messages = run(all_gather, n, chunks)
     # catches: the received chunks stored into the caller's list, or copied into its arrays
     assert untouched, (
         f"{_ranks(n)}: all-gather changed the caller's list of chunks; return a new one"
@@ -209,6 +243,8 @@ def _check_all_gather(run, n):
             f"{_ranks(n)}: rank {r} sent {len(sent[r])} messages, not N - 1"
         )
     assert unreceived == [0] * n, f"{_ranks(n)}: messages left unreceived: {unreceived}"
+    final = np.concatenate(owned)
+    _check_messages_carry_data(messages, lambda r: [final], _ranks(n))
 
 
 # catches: storing into the wrong index; sending a chunk not yet received (NaN)
@@ -229,7 +265,7 @@ def test_all_gather_more_ranks(run):
 @exercise("06.2")
 def test_all_gather_one_rank(run):
     chunk = run.rng.standard_normal(int(run.rng.integers(2, 6))).round(3)
-    results, sent, unreceived, untouched = run(all_gather, 1, [[chunk]])
+    results, sent, unreceived, untouched, _ = run(all_gather, 1, [[chunk]])
     assert untouched, "1 rank: all-gather changed the caller's list of chunks; return a new one"
     assert sent == [[]], (
         f"1 rank (world_size=1): rank 0 sent {len(sent[0])} message(s) of {sent[0]} elements, "
@@ -252,7 +288,7 @@ def all_reduce(nb, world_size, arrays):
     nb._globals.update({name: getattr(package_ring, name) for name in names})
     try:
         inputs = [(a,) for a in arrays]
-        results, sent, unreceived = _ring_run(nb, "ring_all_reduce", world_size, inputs)
+        results, sent, unreceived, messages = _ring_run(nb, "ring_all_reduce", world_size, inputs)
     finally:
         nb._globals.update(own)
     untouched = all(np.array_equal(a, b) for a, b in zip(arrays, before, strict=True))
@@ -260,12 +296,12 @@ def all_reduce(nb, world_size, arrays):
         isinstance(r, np.ndarray) and np.shares_memory(r, a)
         for r, a in zip(results, arrays, strict=True)
     ]
-    return [np.asarray(r) for r in results], sent, unreceived, untouched, shared
+    return [np.asarray(r) for r in results], sent, unreceived, untouched, shared, messages
 
 
 def _check_all_reduce(run, n, shape):
     arrays = [np.asarray(run.rng.standard_normal(shape).round(3)) for _ in range(n)]
-    results, sent, unreceived, untouched, shared = run(all_reduce, n, arrays)
+    results, sent, unreceived, untouched, shared, messages = run(all_reduce, n, arrays)
     # catches: the sum written into the caller's array (through a flat view) and returned
     assert untouched, f"{_ranks(n)}, shape {shape}: all-reduce changed the caller's array"
     for r in range(n):
@@ -284,6 +320,8 @@ def _check_all_reduce(run, n, shape):
             f"about n/N elements ({ring} at most)"
         )
     assert unreceived == [0] * n, f"messages left unreceived: {unreceived}"
+    what = f"{_ranks(n)}, shape {shape}"
+    _check_messages_carry_data(messages, lambda r: _partial_sums(arrays, r), what)
 
 
 # catches: only reduce-scatter (no all-gather); the result not reshaped; np.split

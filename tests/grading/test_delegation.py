@@ -222,3 +222,145 @@ def test_a_forbidden_call_inside_an_import_does_not_cut_it_short(tmp_path, monke
     with time_limit(60.0), pytest.raises(Delegated), forbidding(STRIDES, nb):
         nb.f((2, 3))
     assert nb.left[0] > 50.0 and 0 < nb.left[1] <= AFTER_A_HIT
+
+
+# --- the package's source run as the learner's own (issue 36, item 6) -------------------------
+RECOMPILED = {
+    # the module's source, compiled under another file name, its function renamed
+    "exec_getsource_renamed": "import inspect, minitorch.shape as S\n"
+    "exec(inspect.getsource(S.contiguous_strides).replace('contiguous_strides', 'mine'))\n"
+    "def f(s):\n    return mine(s)\n",
+    "compile_getsource": "import inspect, minitorch.shape as S\n"
+    "exec(compile(inspect.getsource(S), 'my_shape.py', 'exec'), ns := {})\n"
+    "f = ns['contiguous_strides']\n",
+    # the source text built and run inside the answer, nested in a function of its own
+    "nested_in_a_function": "import inspect, textwrap, minitorch.shape as S\n"
+    "body = textwrap.indent(inspect.getsource(S.contiguous_strides), '    ')\n"
+    "def f(s):\n"
+    "    scope = {}\n"
+    "    exec('def outer():\\n' + body + '    return contiguous_strides\\n', scope)\n"
+    "    return scope['outer']()(s)\n",
+    # in a class body, as a static method
+    "in_a_class_body": "import inspect, textwrap, minitorch.shape as S\n"
+    "src = textwrap.indent(inspect.getsource(S.contiguous_strides), '    ')\n"
+    "exec('class Shapes:\\n    @staticmethod\\n' + src)\n"
+    "def f(s):\n    return Shapes.contiguous_strides(s)\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(RECOMPILED))
+def test_the_packages_source_run_as_the_learners_is_caught(how):
+    # catches: exec/compile of inspect.getsource(...), renamed or nested, which gives code
+    # of the learner's file that the watch of calls took for the learner's own
+    with pytest.raises(Delegated, match="contiguous_strides, its source run as your code"):
+        _calls(RECOMPILED[how])
+
+
+def test_the_same_code_written_in_a_cell_is_the_learners_own():
+    # an honest answer can compile to the package's instructions: its source is in view
+    import inspect
+
+    source = inspect.getsource(minitorch.shape.contiguous_strides).replace(
+        "contiguous_strides", "f"
+    )
+    assert _calls("from typing import Sequence\nShape = tuple\n" + source) == (3, 1)
+
+
+def _block_probe(source, targets):
+    from minitorch.models import gpt
+
+    nb = _nb(source)
+    config = gpt.GPTConfig(8, 16, 1, 2, 8)
+    with forbidding(targets, nb):
+        block = nb.Block(config)
+        return block(minitorch.randn(1, 3, 8)).shape
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from minitorch.models import gpt\nclass Block(gpt.Block):\n    pass\n",
+        "from minitorch.models import gpt\nclass Block(gpt.Block):\n    '''Mine.'''\n",
+        # a recompiled copy whose forward the package's Module.__call__ calls
+        "import inspect\nfrom minitorch.models import gpt\n"
+        "from minitorch.models.gpt import *\nfrom minitorch import nn\n"
+        "exec(inspect.getsource(gpt.Block).replace('class Block', 'class Block2'))\n"
+        "Block = Block2\n",
+    ],
+    ids=["subclass", "subclass_with_docstring", "recompiled"],
+)
+def test_a_forbidden_method_the_framework_calls_is_caught(source):
+    # catches: class Block(gpt.Block): pass where only Block.forward is forbidden (the
+    # package's Module.__call__ calls forward, not the learner's code)
+    from minitorch.models import gpt
+
+    with pytest.raises(Delegated, match="forward"):
+        _block_probe(source, forbid(gpt.Block.forward))
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "minitorch.no_grad()(S.contiguous_strides)",
+        "minitorch.enable_grad()(minitorch.no_grad()(S.contiguous_strides))",
+        "minitorch.no_grad()(np.zeros)",
+    ],
+)
+def test_the_packages_piece_in_the_packages_own_decorator_is_caught(wrapped):
+    # catches: the package's wrapper frame taken for the package calling its own piece
+    source = f"import numpy as np\nimport minitorch, minitorch.shape as S\ng = {wrapped}\n"
+    with pytest.raises(Delegated):
+        _calls(source + "def f(s):\n    g(s)\n    return s\n")
+
+
+def test_the_learners_own_function_in_the_packages_decorator_is_fine():
+    source = "import minitorch\n@minitorch.no_grad()\ndef f(s):\n    return tuple(s)\n"
+    assert _calls(source) == (2, 3)
+
+
+def test_a_tensor_that_computes_when_read_shows_what_it_holds():
+    # catches: a Tensor subclass that does the work (here the package's) when the probe
+    # reads it, after the watch's window has closed
+    from minitorch.course.grading import tensor_data
+
+    source = (
+        "import numpy as np, minitorch, minitorch.shape as S\n"
+        "class Lazy(minitorch.Tensor):\n"
+        "    def numpy(self):\n"
+        "        return np.array(S.contiguous_strides(self._wanted), dtype=np.float32)\n"
+        "    def detach(self):\n"
+        "        return self\n"
+        "def f(s):\n"
+        "    t = minitorch.zeros(len(s))\n"
+        "    t.__class__ = Lazy\n"
+        "    t._wanted = s\n"
+        "    return t\n"
+    )
+    nb = _nb(source)
+    with forbidding(STRIDES, nb):
+        lazy = nb.f((2, 3))
+    data = tensor_data(lazy)
+    assert data["type"] == "Tensor" and data["values"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("forbidden", ["__mul__", "mul"])
+def test_an_operator_and_its_named_method_are_one_route(forbidden):
+    # catches: a.mul(b) where only the operator a * b was forbidden (and the other way round)
+    targets = forbid(minitorch.Tensor.__dict__[forbidden])
+    for call in ("a.mul(b)", "a * b", "a.multiply(b)"):
+        source = f"import minitorch\ndef f(s):\n    a = b = minitorch.ones(2)\n    {call}\n"
+        with pytest.raises(Delegated, match="mul"):
+            _calls(source + "    return s\n", targets)
+    assert _calls("def f(s):\n    return s\n", targets) == (2, 3)
+
+
+def test_a_decorated_answer_written_in_a_cell_is_in_view():
+    # a decorator over several lines: the code starts at the decorator, the def comes later
+    import inspect
+
+    body = inspect.getsource(minitorch.shape.contiguous_strides).replace("contiguous_strides", "f")
+    source = (
+        "import functools\nfrom typing import Sequence\nShape = tuple\n"
+        "@functools.lru_cache(\n    maxsize=None,\n)\n"
+    )
+    assert _calls(source + body, args=((3, 1),)) == (1, 1)

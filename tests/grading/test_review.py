@@ -68,6 +68,31 @@ FLAGGED = {
     "an int that lies": ("class Tile(int):\n    pass\nTILE = Tile(16)", "subclass of int"),
     "a lazy array": ("class Lazy:\n    def __array__(self):\n        return 0", "__array__"),
     "ctypes": ("import ctypes", "ctypes"),
+    # the package's source run as the learner's own (issue 36, item 6)
+    "exec of text": ("import inspect, minitorch.shape as S\nexec(inspect.getsource(S))", "exec"),
+    "compile of text": ("text = 'x = 1'\ncode = compile(text, 'mine.py', 'exec')", "compile"),
+    "the source read": ("import inspect, minitorch.shape as S\nt = inspect.getsource(S)", "source"),
+    "the source cache": (
+        "import linecache\nlinecache.cache['<string>'] = (1, None, [], '')",
+        "linecache",
+    ),
+    "a function from a code object": (
+        "import types, minitorch.shape as S\n"
+        "f = types.FunctionType(S.contiguous_strides.__code__, {})",
+        "types.FunctionType",
+    ),
+    "a subclass adding nothing": (
+        'from minitorch.ops import views\nclass Permute(views.Permute):\n    """Mine."""',
+        "adds nothing",
+    ),
+    "an alias of the package's piece": (
+        "import minitorch.shape as S\ncontiguous_strides = S.contiguous_strides",
+        "binds contiguous_strides",
+    ),
+    "a lazy Tensor": (
+        "from minitorch import Tensor\nclass Lazy(Tensor):\n    def numpy(self):\n        return 0",
+        "subclass of minitorch's Tensor",
+    ),
 }
 
 
@@ -156,3 +181,23 @@ def test_messages_are_one_line_so_they_cannot_forge_report_lines(make_notebook, 
             assert "TOTAL 6/6" not in line or "99.2  Multiply" in line  # all on one line
     assert "\n99.2" not in json.loads(json.dumps(results))["tests"][1]["output"]
     assert all("\n" not in r.reason for r in report.results)
+
+
+@pytest.mark.parametrize("depth", ["if_true", "in_a_function", "in_a_class_body", "a_cell"])
+def test_the_packages_module_pasted_at_any_depth_is_flagged(depth):
+    # catches: the source of minitorch.shape pasted inside `if True:` (the review read only a
+    # cell's top-level definitions), a function or a class body, its functions renamed
+    import inspect
+
+    import minitorch.shape
+
+    source = inspect.getsource(minitorch.shape).replace("contiguous_strides", "mine")
+    body = textwrap.indent(source, "    ")
+    text = {
+        "if_true": "if True:\n" + body,
+        "in_a_function": "def load():\n" + body + "    return mine\n",
+        "in_a_class_body": "class Shapes:\n" + body,
+        "a_cell": source,
+    }[depth]
+    flags = review_cells([(4, text)], manifest.chapter("01"))
+    assert any("minitorch.shape pasted" in f.seen for f in flags), [str(f) for f in flags]

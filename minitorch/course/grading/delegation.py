@@ -55,7 +55,9 @@ Inside a probe, ``with forbidding(targets, nb):`` watches a narrower stretch; gu
 from __future__ import annotations
 
 import importlib.util
+import linecache
 import os
+import re
 import signal
 import sys
 import sysconfig
@@ -65,6 +67,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import CodeType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
+
+from minitorch.course.grading.fingerprint import fingerprint
 
 #: The message starts so (``runner`` uses it to give the whole exercise no points).
 DELEGATION_PREFIX = "your answer used "
@@ -122,6 +126,8 @@ class Targets:
     c_functions: dict[tuple[str, str], str] = field(default_factory=dict)
     classes: dict[type, str] = field(default_factory=dict)
     packages: dict[str, str] = field(default_factory=dict)
+    #: fingerprints of the forbidden functions' code (see ``fingerprint``) -> label
+    copies: dict[str, str] = field(default_factory=dict)
 
     def __add__(self, other: Targets) -> Targets:
         merged = Targets()
@@ -133,6 +139,7 @@ class Targets:
             merged.c_functions.update(part.c_functions)
             merged.classes.update(part.classes)
             merged.packages.update(part.packages)
+            merged.copies.update(part.copies)
         return merged
 
     def __bool__(self) -> bool:
@@ -159,6 +166,9 @@ def _label(obj: Any) -> str:
 
 def _add_code(targets: Targets, code: CodeType, label: str) -> None:
     targets.codes.setdefault((code.co_filename, code.co_name), {})[code.co_firstlineno] = label
+    printed = fingerprint(code)
+    if printed is not None:
+        targets.copies.setdefault(printed, label)
 
 
 def _c_key(func: Any) -> tuple[str, str]:
@@ -201,6 +211,8 @@ def _resolve(targets: Targets, obj: Any, label: str) -> None:
             targets.wrappers.add((code.co_filename, code.co_name, code.co_firstlineno))
             obj = obj.__wrapped__
         _add_code(targets, obj.__code__, label)
+        for twin in _twins(obj):
+            _add_code(targets, twin.__code__, label)
     elif isinstance(obj, type):
         targets.classes[obj] = label
         for value in vars(obj).values():
@@ -217,6 +229,32 @@ def _resolve(targets: Targets, obj: Any, label: str) -> None:
         targets.c_functions[_c_key(obj)] = label
     else:
         raise TypeError(f"forbid() cannot watch {obj!r}: give a function, class or module name")
+
+
+def _twins(func: FunctionType) -> list[FunctionType]:
+    """The other methods of ``func``'s class that do exactly what it does (``Tensor.add``
+    for ``Tensor.__add__``: both are ``ops.add(self, other)``), so that forbidding the
+    operator forbids the method too, and the other way round."""
+    owner: Any = sys.modules.get(func.__module__)
+    for part in func.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, type):
+        return []
+    code = func.__code__
+    same = (code.co_code, code.co_names, code.co_consts, code.co_argcount)
+    return [
+        value
+        for value in vars(owner).values()
+        if isinstance(value, FunctionType)
+        and value is not func
+        and (
+            value.__code__.co_code,
+            value.__code__.co_names,
+            value.__code__.co_consts,
+            value.__code__.co_argcount,
+        )
+        == same
+    ]
 
 
 def forbid(*objects: Any) -> Targets:
@@ -390,21 +428,42 @@ def _owner_of(filename: str) -> str:
     return "" if in_stdlib and "site-packages" not in filename else top
 
 
-def _on_behalf_of_learner(caller: FrameType | None, package: str, skip: Any = None) -> bool:
+def _closes_over(frame: FrameType, callee: Any) -> bool:
+    """Whether ``frame`` runs a closure handed ``callee`` (a code object or a C function):
+    a decorator's wrapper (``no_grad()(f)``, ``autocast()(f)``) only passes the call on."""
+    if not frame.f_code.co_freevars:
+        return False
+    values = frame.f_locals
+    for name in frame.f_code.co_freevars:
+        value = values.get(name)
+        value = getattr(value, "__func__", value)
+        if value is callee or getattr(value, "__code__", None) is callee:
+            return True
+    return False
+
+
+def _on_behalf_of_learner(
+    caller: FrameType | None, package: str, skip: Any = None, callee: Any = None
+) -> bool:
     """Whether a call made by ``caller`` (into ``package``) was made for the learner.
 
     It was when, walking up the callers, the learner's code comes before minitorch's or
     ``package``'s own: Python's modules and other packages in between are only the way
     it went (``unittest.mock``, ``threading``, ``functools``, a thread pool: a learner can
-    hand any callable to them). Code that claims a library's file but is not what that
-    file compiles to counts as the learner's.
+    hand any callable to them), and so is minitorch's closure that was handed ``callee``
+    (its decorators' wrappers: ``no_grad()(f)`` calls ``f`` for whoever wrapped it). Code
+    that claims a library's file but is not what that file compiles to counts as the
+    learner's.
     """
     for _ in range(_WALK_LIMIT):
         if caller is None:
             # the bottom of a thread that only library code runs (a thread pool): it runs
             # what it was handed, and during a probe only the learner's code hands it work
             return threading.current_thread() is not threading.main_thread()
-        if skip is not None and skip(caller.f_code):
+        if (skip is not None and skip(caller.f_code)) or (
+            callee is not None and _closes_over(caller, callee)
+        ):
+            callee = caller.f_code  # (a wrapper of that wrapper passes it on too)
             caller = caller.f_back
             continue
         filename = caller.f_code.co_filename
@@ -436,6 +495,42 @@ def _package(name: Any) -> str:
     return name.partition(".")[0] if isinstance(name, str) else ""
 
 
+# -- the package's source run as the learner's own ----------------------------------------------
+
+#: id of a code object seen by the watch -> (it, its fingerprint when it is a candidate copy)
+_COPIES: dict[int, tuple[CodeType, str | None]] = {}
+
+
+def _source_in_view(code: CodeType) -> bool:
+    """Whether ``code`` was compiled from text a reader can see where it says it was written
+    (a notebook cell, a file): the line it starts on there defines it. Source fetched at run
+    time (``exec(inspect.getsource(...))``, a string built by the code) has no such line."""
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno - 1
+    if code.co_name.startswith("<"):  # a lambda, a comprehension, a module's body
+        return 0 <= start < len(lines)
+    defines = re.compile(rf"(async\s+def|def|class)\s+{re.escape(code.co_name)}\b")
+    # (decorators, a decorator's arguments on lines of their own, come before the def)
+    return any(defines.match(line.strip()) for line in lines[max(start, 0) : start + 50])
+
+
+def _copy_print(code: CodeType) -> str | None:
+    """The fingerprint of ``code`` when it may be a recompiled copy of a library's code: the
+    learner's, with no source in view (None for the libraries' own and for cells' code)."""
+    seen = _COPIES.get(id(code))
+    if seen is None or seen[0] is not code:
+        candidate = not is_library(code.co_filename) and not _source_in_view(code)
+        seen = (code, fingerprint(code) if candidate else None)
+        _COPIES[id(code)] = seen
+    return seen[1]
+
+
+def _copy_label(code: CodeType, targets: Targets) -> str:
+    printed = _copy_print(code) if targets.copies else None
+    label = targets.copies.get(printed, "") if printed else ""
+    return f"{label}, its source run as your code" if label else ""
+
+
 # -- the watch -----------------------------------------------------------------------------------
 
 
@@ -458,6 +553,7 @@ class _Watch:
         self.names: frozenset[str] = frozenset()
         self.c_names: frozenset[str] = frozenset()
         self.packages: frozenset[str] = frozenset()
+        self.copies = False
         self.saved: tuple[Any, Any] = (None, None)
         self.hook = self._make_hook()
 
@@ -469,6 +565,7 @@ class _Watch:
         )
         self.c_names = frozenset(q.rsplit(".", 1)[-1] for t in targets for _, q in t.c_functions)
         self.packages = frozenset(p for t in targets for p in t.packages)
+        self.copies = any(t.copies for t in targets)
         self.hook = self._make_hook()
 
     def _make_hook(self) -> Any:
@@ -476,13 +573,18 @@ class _Watch:
         names, c_names = self.names, self.c_names
         prefixes = tuple(_package_dir(p) for p in self.packages if _package_dir(p))
         modules = tuple(self.packages)
-        on_call, on_c_call = self._on_call, self._on_c_call
+        on_call, on_c_call, on_copy = self._on_call, self._on_c_call, self._on_copy
+        copies, seen = self.copies, _COPIES
 
         def hook(frame: FrameType, event: str, arg: Any) -> None:
             if event == "call":
                 code = frame.f_code
                 if code.co_name in names or code.co_filename.startswith(prefixes):
                     on_call(frame)
+                if copies:
+                    known = seen.get(id(code))
+                    if known is None or known[0] is not code or known[1]:
+                        on_copy(code)
             elif event == "c_call":
                 if getattr(arg, "__name__", None) in c_names or (
                     modules and str(getattr(arg, "__module__", None)).startswith(modules)
@@ -495,7 +597,7 @@ class _Watch:
         code = frame.f_code
         package = _package(frame.f_globals.get("__name__"))
         # a decorator's wrapper around a forbidden function is skipped
-        if not _on_behalf_of_learner(frame.f_back, package, self._is_wrapper):
+        if not _on_behalf_of_learner(frame.f_back, package, self._is_wrapper, code):
             return
         key = (code.co_filename, code.co_name)
         for layer in self.layers:
@@ -507,13 +609,23 @@ class _Watch:
                 _cut_short(layer)
                 layer.hits.append(label)
 
+    def _on_copy(self, code: CodeType) -> None:
+        """A call of the learner's code that is a recompiled copy of a forbidden function
+        counts whoever calls it (the package's ``Module.__call__`` calling a copied
+        ``forward`` runs the package's source as the learner's answer)."""
+        for layer in self.layers:
+            label = _copy_label(code, layer.targets)
+            if label:
+                _cut_short(layer)
+                layer.hits.append(label)
+
     def _is_wrapper(self, code: CodeType) -> bool:
         key = (code.co_filename, code.co_name, code.co_firstlineno)
         return any(key in layer.targets.wrappers for layer in self.layers)
 
     def _on_c_call(self, frame: FrameType, func: Any) -> None:
         key = _c_key(func)
-        if not _on_behalf_of_learner(frame, _package(key[0])):
+        if not _on_behalf_of_learner(frame, _package(key[0]), callee=func):
             return
         for layer in self.layers:
             label = layer.targets.c_functions.get(key) or layer.targets.packages.get(
@@ -598,6 +710,7 @@ def _definitions_in(
     found = []
     home = namespace.get("__name__", "__main__")
     for name, value in list(namespace.items()):
+        found += [label for code in _codes_of(value) if (label := _copy_label(code, targets))]
         if not isinstance(value, type):
             continue
         if looked_up is not None and value.__module__ != home and name not in looked_up:
@@ -607,8 +720,44 @@ def _definitions_in(
             found.append(label)
         elif value.__module__ == home:  # a class the notebook defined (not an imported one)
             attributes = list(vars(value).values())
+            if not _codes_of(value):  # a class that defines no function of its own
+                attributes += _inherited(value, home)
             found += [label for attr in attributes if (label := _label_of(attr, targets))]
     return found
+
+
+def _inherited(cls: type, home: str) -> list[Any]:
+    """What ``cls`` inherits from classes the notebook did not define: for a class that
+    defines no function, such as ``class Block(gpt.Block): pass``, whose inherited forbidden
+    method runs when the package calls it (``Module.__call__`` calls ``forward``). A class
+    with functions of its own inherits the rest of its base as any subclass does."""
+    seen = set(vars(cls))
+    found = []
+    for base in cls.__mro__[1:]:
+        if base is object:
+            continue
+        for name, value in vars(base).items():
+            if name not in seen and base.__module__ != home:
+                found.append(value)
+            seen.add(name)
+    return found
+
+
+def _codes_of(value: Any) -> list[CodeType]:
+    """The code of a function, or of a class's functions (and what decorators wrap)."""
+    values = list(vars(value).values()) if isinstance(value, type) else [value]
+    codes = []
+    for item in values:
+        if isinstance(item, (staticmethod, classmethod, MethodType)):
+            item = item.__func__
+        elif isinstance(item, property):
+            item = item.fget
+        for _ in range(8):
+            if not isinstance(item, FunctionType):
+                break
+            codes.append(item.__code__)
+            item = getattr(item, "__wrapped__", None)
+    return codes
 
 
 @contextmanager

@@ -310,15 +310,19 @@ def probe_names(source: str) -> list[str]:
 
 def tensor_data(t: Any) -> dict[str, Any]:
     """A tensor as plain data, for a probe to return: ``{"type", "shape", "dtype",
-    "values", "requires_grad"}`` (only ``"type"`` when ``t`` is not a minitorch Tensor)."""
+    "values", "requires_grad"}`` (only ``"type"`` when ``t`` is not a minitorch Tensor).
+
+    Read through Tensor's own methods: a subclass of the learner's that overrides them
+    (a value that does its work when it is read, after the watch's window has closed)
+    shows what it holds, not what it computes then."""
     from minitorch.tensor import Tensor
 
     if not isinstance(t, Tensor):
         return {"type": type(t).__name__}
     return {
         "type": "Tensor",
-        "shape": tuple(int(n) for n in t.shape),
-        "dtype": str(t.dtype),
-        "values": np.array(t.detach().numpy(), copy=True),
-        "requires_grad": bool(t.requires_grad),
+        "shape": tuple(int(n) for n in Tensor.shape.fget(t)),  # type: ignore[attr-defined]
+        "dtype": str(Tensor.dtype.fget(t)),  # type: ignore[attr-defined]
+        "values": np.array(Tensor.numpy(Tensor.detach(t)), copy=True),
+        "requires_grad": bool(Tensor.requires_grad.fget(t)),  # type: ignore[attr-defined]
     }

@@ -20,7 +20,17 @@ source, which the grader reads here, in its own process, out of the learner's re
   ``list``, ``str`` or ``numpy.ndarray``;
 - writes to raw file descriptors (``os.write``, ``os.fdopen``, ``socket.socket(fileno=)``),
   the result channel's way out;
-- an exercise's answer that is a near-copy of the package's own source of that piece.
+- code run from text that is not in the notebook (``exec``, ``eval`` or ``compile`` of
+  anything but a literal) and the package's source read at run time
+  (``inspect.getsource``): the package's code run as the learner's own;
+- a class of the notebook that subclasses a package class and adds nothing to it, and an
+  exercise's name bound to the package's own (``Block = gpt.Block``): the package's
+  methods then run as the answer, called by the framework rather than the learner;
+- a subclass of the package's ``Tensor``: a value that can do its work when the grader
+  reads it, after the watch's window has closed;
+- an exercise's answer that is a near-copy of the package's own source of that piece, at
+  any depth (inside ``if True:``, a function, a class body), and a block of code that is
+  the package's module source pasted.
 
 A flag does not change the score; the instructor decides. Every solution notebook and
 every correct alternative the tests hold carries none (tests/grading/test_review.py).
@@ -95,6 +105,13 @@ _FLAGGED_NAMES = {
     "socket.fromfd": "opens a socket on a raw file descriptor",
     "types.CodeType": "builds a code object (types.CodeType)",
     "types.FunctionType": "builds a function from a code object (types.FunctionType)",
+    "types.MethodType": "binds a function to an object by hand (types.MethodType)",
+    "inspect.getsource": "reads source code at run time (inspect.getsource)",
+    "inspect.getsourcelines": "reads source code at run time (inspect.getsourcelines)",
+    "inspect.findsource": "reads source code at run time (inspect.findsource)",
+    "linecache": "reads or writes the interpreter's source cache (linecache)",
+    "importlib.util.spec_from_file_location": "loads a module from a file by hand (importlib)",
+    "runpy": "runs a module's code by hand (runpy)",
     "minitorch.cuda.simulator": "reaches into the GPU simulator's internals",
     "minitorch.cuda.jit.simulator": "reaches into the GPU simulator's internals",
     "minitorch.cuda.jit._state": "reaches into the GPU simulator's internals",
@@ -123,6 +140,10 @@ _LAZY_METHODS = {
     "__complex__",
 }
 _BUILTIN_BASES = {"int", "float", "complex", "tuple", "list", "dict", "str", "bytes", "ndarray"}
+#: Builtins that run code given as text.
+_RUNS_TEXT = {"exec", "eval", "compile"}
+#: The package's classes whose subclasses can compute when the grader reads them.
+_LAZY_PACKAGE_BASES = {"minitorch.Tensor", "minitorch.tensor.Tensor"}
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -139,9 +160,12 @@ def _dotted(node: ast.AST) -> str | None:
 class _CellReader(ast.NodeVisitor):
     """The flags of one cell: names resolved through the cell's (and earlier cells') imports."""
 
-    def __init__(self, aliases: dict[str, str], chapter_id: str | None) -> None:
+    def __init__(
+        self, aliases: dict[str, str], chapter_id: str | None, names: frozenset[str] = frozenset()
+    ) -> None:
         self.aliases = aliases  # local name -> what it was imported as ("np" -> "numpy")
         self.chapter_id = chapter_id
+        self.names = names  # the names the chapter's exercises define ("Block")
         self.found: list[tuple[int, str]] = []
 
     def flag(self, node: ast.AST, seen: str) -> None:
@@ -165,6 +189,9 @@ class _CellReader(ast.NodeVisitor):
         for alias in node.names:
             self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
             self._module(node, module, alias.name)
+
+    def _bound(self, node: ast.AST, name: str, full: str) -> None:
+        self.flag(node, f"binds {name}, an exercise's name, to the package's own {full}")
 
     def _module(self, node: ast.AST, module: str, name: str | None) -> None:
         full = f"{module}.{name}" if name else module
@@ -209,6 +236,11 @@ class _CellReader(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._assigned(target)
+            value = _dotted(node.value)
+            full = self.resolve(value) if value else ""
+            if isinstance(target, ast.Name) and target.id in self.names:
+                if full.startswith("minitorch.") and not full.startswith(_GRADING):
+                    self._bound(node, target.id, full)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -231,18 +263,39 @@ class _CellReader(ast.NodeVisitor):
         if _dotted(func) is not None and self.resolve(_dotted(func)) == "socket.socket":
             if any(k.arg == "fileno" for k in node.keywords):
                 self.flag(node, "opens a socket on a raw file descriptor")
+        called = self.resolve(_dotted(func) or "")
+        if called in _RUNS_TEXT or called in {f"builtins.{name}" for name in _RUNS_TEXT}:
+            if not (node.args and isinstance(node.args[0], ast.Constant)):
+                self.flag(
+                    node,
+                    f"runs code from text not in the notebook ({called.split('.')[-1]}): "
+                    "the package's source could run as the answer",
+                )
         self.generic_visit(node)
 
-    # values that compute when read
+    # values that compute when read, the package's classes run as the answer
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
             dotted = _dotted(base)
             name = dotted.split(".")[-1] if dotted else None
+            full = self.resolve(dotted) if dotted else ""
             if name in _BUILTIN_BASES:
                 self.flag(
                     node,
                     f"defines {node.name}, a subclass of {name} (a value that can "
                     "report another when the grader reads it)",
+                )
+            elif full in _LAZY_PACKAGE_BASES:
+                self.flag(
+                    node,
+                    f"defines {node.name}, a subclass of minitorch's Tensor (a value that "
+                    "can do its work when the grader reads it)",
+                )
+            elif full.startswith("minitorch.") and _adds_nothing(node):
+                self.flag(
+                    node,
+                    f"defines {node.name}, a subclass of the package's {full} that adds "
+                    "nothing (the package's code runs as the answer)",
                 )
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -253,6 +306,15 @@ class _CellReader(ast.NodeVisitor):
                         "when the grader reads it)",
                     )
         self.generic_visit(node)
+
+
+def _adds_nothing(node: ast.ClassDef) -> bool:
+    """Whether a class body holds nothing but ``pass``, ``...`` and a docstring."""
+    return all(
+        isinstance(item, ast.Pass)
+        or (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant))
+        for item in node.body
+    )
 
 
 # -- near-copies of the package's source ------------------------------------------------------
@@ -280,26 +342,59 @@ def _piece_runs(piece: str) -> frozenset[tuple[str, ...]]:
         return frozenset()
 
 
+@cache
+def _module_runs(piece: str) -> frozenset[tuple[str, ...]]:
+    """The runs of the whole module a piece lives in."""
+    try:
+        module = importlib.import_module(piece.partition(":")[0])
+        return frozenset(_runs(inspect.getsource(module)))
+    except Exception:
+        return frozenset()
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _share(runs: set[tuple[str, ...]], reference: frozenset[tuple[str, ...]]) -> float:
+    return len(runs & reference) / len(runs) if reference and runs else 0.0
+
+
 def _near_copies(cell: int, tree: ast.Module, source: str, chapter: Chapter | None) -> list[Flag]:
+    """Definitions, at any depth, that are near-copies of an exercise's piece, and blocks
+    (a cell, an ``if True:``, a function's or class's body) that are its module pasted."""
     if chapter is None:
         return []
     flags = []
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or not body:
             continue
-        runs = _runs(ast.get_source_segment(source, node) or "")
+        text = ast.get_source_segment(source, node) if node is not tree else source
+        runs = _runs(text or "")
         if len(runs) < NEAR_COPY_MIN_RUNS:
             continue
+        name = getattr(node, "name", None)
+        # (a pasted module is definitions: a block of statements alone can match a kernel's)
+        defs = sum(isinstance(item, _DEFINITIONS) for item in body) >= 2
+        pasted: set[str] = set()
         for exercise in chapter.exercises:
             for piece in exercise.pieces:
-                reference = _piece_runs(piece)
-                share = len(runs & reference) / len(runs) if reference else 0.0
+                share = _share(runs, _piece_runs(piece)) if name else 0.0
                 if share >= NEAR_COPY:
                     seen = (
-                        f"`{node.name}` is a near-copy of the package's {piece.replace(':', '.')} "
+                        f"`{name}` is a near-copy of the package's {piece.replace(':', '.')} "
                         f"({share:.0%} of its code is the package's)"
                     )
-                    flags.append(Flag(exercise.id, seen, cell, node.lineno))
+                    flags.append(Flag(exercise.id, seen, cell, getattr(node, "lineno", 1)))
+                module = piece.partition(":")[0]
+                share = _share(runs, _module_runs(piece)) if module not in pasted and defs else 0.0
+                if share >= NEAR_COPY:
+                    pasted.add(module)
+                    seen = (
+                        f"a block of code that is the package's {module} pasted "
+                        f"({share:.0%} of it is the package's source)"
+                    )
+                    flags.append(Flag(exercise.id, seen, cell, getattr(node, "lineno", 1)))
     return flags
 
 
@@ -321,6 +416,11 @@ def review_cells(cells: Sequence[tuple[int, str]], chapter: Chapter | None = Non
     """The review flags of a notebook's code cells (``(cell number, source)``)."""
     aliases: dict[str, str] = {}
     owners = _exercise_names(chapter)
+    top_names = frozenset(
+        piece.partition(":")[2].split(".")[0]
+        for exercise in (chapter.exercises if chapter else ())
+        for piece in exercise.pieces
+    )
     chapter_id = chapter.id if chapter else None
     flags: list[Flag] = []
     for number, source in cells:
@@ -329,7 +429,7 @@ def review_cells(cells: Sequence[tuple[int, str]], chapter: Chapter | None = Non
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # the loader reports it
-        reader = _CellReader(aliases, chapter_id)
+        reader = _CellReader(aliases, chapter_id, top_names)
         try:
             reader.visit(tree)
         except RecursionError:
