@@ -43,7 +43,11 @@ from minitorch.course.grading.runner import EXERCISE_TIMEOUT
 SUBCOMMANDS = """subcommands:
   gradescope          build a Gradescope autograder zip for one chapter
                       (python -m minitorch.grade gradescope --help)
-  gradescope run      grade /autograder/submission inside Gradescope's container"""
+  gradescope run      grade /autograder/submission inside Gradescope's container
+  check-tests         check that private tests pass on the solution and fail on the
+                      blank notebook (python -m minitorch.grade check-tests --help)
+  new-exercise        write a new exercise's skeleton: manifest entry, solution cells,
+                      a probe and a judge to write (... new-exercise --help)"""
 
 
 def _parser() -> argparse.ArgumentParser:

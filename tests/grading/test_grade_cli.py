@@ -107,6 +107,7 @@ def test_help_lists_the_subcommands(capsys):
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "gradescope" in out and "--keep" in out and "--canvas" in out
+    assert "check-tests" in out and "new-exercise" in out
 
 
 # catches: MINITORCH_COURSE pointing at a course whose own manifest differs from the one
