@@ -188,3 +188,19 @@ def plot_compression(vocab_sizes: Sequence[int], chars_per_token: Sequence[float
     ax.set_title("Each merge shortens the text")
     ax.grid(alpha=0.3)
     return fig
+
+
+#: The graph nodes of exercise 08.3 (the heads' split and merge), which the lesson's
+#: listing of a compiled block leaves out.
+_HEAD_RESHAPES = ("view", "permute", "clone")
+
+
+def graph_without_head_reshapes(graph: Any) -> str:
+    """A compiled block's graph as text, without exercise 08.3's nodes, and a line saying
+    how many were left out."""
+    every = str(graph).splitlines()
+    shown = [line for line in every if not any(f"= {op}(" in line for op in _HEAD_RESHAPES)]
+    note = (
+        f"({len(every) - len(shown)} nodes of exercise 08.3, the heads' split and merge, not shown)"
+    )
+    return "\n".join([*shown, note])
