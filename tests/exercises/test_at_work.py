@@ -1,6 +1,6 @@
 """ "Your framework at work": the section that closes every exercise notebook runs the
-framework on the learner's pieces; it passes on the solutions and, when a piece is wrong,
-fails loudly with the number of that piece's exercise (never another's).
+framework on the learner's pieces; when a piece is wrong, it fails loudly with the number of
+that piece's exercise (never another's). (That it passes on the solutions, nbval checks.)
 
 The wrong pieces are the chapters' kept mutants (``mutants_NN.py``). The suite tries the
 first mutant of two exercises per chapter (a run of the section costs seconds);
@@ -112,11 +112,8 @@ def chosen_mutants(chapter_id: str) -> list[tuple[str, str]]:
     return chosen
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
-def test_the_section_runs_on_the_solutions(chapter_id: str) -> None:
-    assert run_at_work(chapter_id, notebook_with(chapter_id)) is None
-
-
+# That the section runs through on the solutions is nbval's to check: it runs every solution
+# notebook top to bottom (conftest.py), the section included.
 CASES = [(c, e, n) for c in CHAPTERS for e, n in chosen_mutants(c)]
 
 
