@@ -62,6 +62,18 @@ def use_sizes() -> None:
         return tuple.__new__(Size, self._data.shape) if dim is None else plain_size(self, dim)
 
     size.__doc__ = plain_size.__doc__
+    Tensor._plain = (Tensor.__dict__["shape"], plain_size)
     Tensor.shape = property(shape, doc="The shape, as a ``Size``.")
     Tensor.size = size
     Tensor._sizes = True
+
+
+def use_plain_shapes() -> None:
+    """Undo :func:`use_sizes`: ``Tensor.shape`` and ``Tensor.size()`` return plain tuples
+    again (a test that ran PyTorch code puts minitorch back as it found it)."""
+    from .tensor import Tensor
+
+    if not getattr(Tensor, "_sizes", False):
+        return
+    Tensor.shape, Tensor.size = Tensor._plain
+    Tensor._sizes = False

@@ -269,3 +269,18 @@ def test_infer_size_errors_name_the_op_and_shape():
         infer_size((-1, -1), 6, "reshape")
     with pytest.raises(RuntimeError, match=r"view: shape \(-1, 4\) is invalid for input of size 6"):
         infer_size((-1, 4), 6, "view")
+
+
+# catches: use_sizes() (PyTorch programs, as_torch) left on for the rest of the process, so
+# that minitorch's own messages print minitorch.Size([3, 2]) instead of (3, 2)
+def test_use_sizes_can_be_undone():
+    from minitorch import size
+
+    x = minitorch.ones(3, 2)
+    was = getattr(minitorch.Tensor, "_sizes", False)
+    size.use_sizes()
+    assert type(x.shape) is size.Size and type(x.size()) is size.Size
+    size.use_plain_shapes()
+    assert type(x.shape) is tuple and type(x.size()) is tuple and x.size(0) == 3
+    if was:
+        size.use_sizes()
