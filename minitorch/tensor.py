@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .backend import array_module_of
-from .checks import as_bool, as_callable, as_tensor, describe
+from .checks import as_bool, as_callable, as_tensor, check_fill_value, describe
 from .device import CPU, as_device, device
 from .dtypes import (
     as_dtype,
@@ -860,6 +860,7 @@ class Tensor:
             )
         if not isinstance(value, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             raise TypeError(f"fill_: value must be a number, but got {describe(value)}")
+        check_fill_value(value, self.dtype, "fill_")
         return ops.copy_(self, value)
 
     def zero_(self) -> Tensor:

@@ -13,7 +13,7 @@ from typing import Any
 from .. import ops
 from ..autograd import is_grad_enabled, no_grad
 from ..backend import array_module_of
-from ..checks import as_number, as_reduction, as_tensor
+from ..checks import as_number, as_reduction, as_tensor, check_indices
 from ..creation import arange, rand, zeros
 from ..function import Context, Function
 from ..ops.elementwise import _promote, unbroadcast
@@ -178,13 +178,7 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     as_tensor(indices, "embedding", "indices"), as_tensor(weight, "embedding", "weight")
     if indices.dtype.is_floating_point:
         raise TypeError(f"embedding: indices must be integers, got {indices.dtype}")
-    n = weight.shape[0]
-    if indices.numel() and (bool((indices < 0).any()) or bool((indices >= n).any())):
-        bad = [i for i in indices.reshape(-1).tolist() if not 0 <= i < n][:5]
-        raise IndexError(
-            f"embedding: index out of range: got {bad} for a table of {n} embeddings "
-            f"(weight shape {weight.shape}); valid indices are 0 to {n - 1}"
-        )
+    check_indices(indices, weight.shape[0], 0, "embedding", IndexError)
     out = weight[indices]
     if padding_idx is not None:  # the padding row gives zeros and gets no gradient
         out = out * (indices != padding_idx).unsqueeze(-1).to(weight.dtype)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..checks import as_tensor, describe
+from ..checks import as_tensor, check_fill_value, check_indices, describe
 from ..shape import as_sizes, normalize_dim
 from ..tensor import Tensor
 
@@ -179,7 +179,16 @@ def index_select(t: Any, dim: int, index: Any) -> Any:
             f"{tuple(index.shape)} and dtype {index.dtype}"
         )
     d = normalize_dim(dim, builtins.max(t.ndim, 1), "index_select")
+    check_indices(index, _size(t, d), d, "index_select", IndexError)
+    if t.ndim == 0:  # a 0-d tensor is one entry along dim 0, and so is the result
+        picked = t.reshape(1)[index.reshape(-1)]
+        return picked.reshape(()) if picked.numel() == 1 else picked
     return t[(slice(None),) * d + (index.reshape(-1),)]
+
+
+def _size(t: Any, dim: int) -> int:
+    """``t``'s size along ``dim``; a 0-d tensor counts as one entry, as in PyTorch."""
+    return t.shape[dim] if t.ndim else 1
 
 
 def _grid(index: Tensor, dim: int) -> tuple:
@@ -206,22 +215,43 @@ def _check_gather(op: str, t: Any, dim: int, index: Any) -> int:
                 f"{tuple(index.shape)} is larger than input shape {tuple(t.shape)} outside "
                 f"dimension {d}"
             )
+    check_indices(index, _size(t, d), d, op)
     return d
 
 
 def gather(t: Any, dim: int, index: Any) -> Any:
     """``out[i][j] = t[i][index[i][j]]`` for dim 1 (and likewise for other dims)."""
     d = _check_gather("gather", t, dim, index)
+    if t.ndim == 0:
+        return t.reshape(1)[index.reshape(1)].reshape(())
     return t[_grid(index, d)]
 
 
 def scatter_(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
-    """Write ``src`` (a tensor or a number) into ``t`` at ``index`` along ``dim``:
-    ``t[i][index[i][j]] = src[i][j]`` for dim 1; in place, returns ``t``."""
-    d = _check_gather("scatter_", t, dim, index)
+    """Write ``src`` (a tensor of ``t``'s dtype, at least ``index``'s size, or a number) into
+    ``t`` at ``index`` along ``dim``: ``t[i][index[i][j]] = src[i][j]`` for dim 1; in place,
+    returns ``t``."""
+    d = _check_gather("scatter", t, dim, index)
     src = value if src is None else src
     if isinstance(src, Tensor):
+        if src.dtype != t.dtype:
+            raise RuntimeError(
+                f"scatter(): Expected self.dtype to be equal to src.dtype (self {t.dtype}, "
+                f"src {src.dtype})"
+            )
+        if src.ndim != index.ndim or builtins.any(
+            i > s for i, s in zip(index.shape, src.shape, strict=True)
+        ):
+            raise RuntimeError(
+                f"scatter(): Expected index {list(index.shape)} to be no larger size than src "
+                f"{list(src.shape)}"
+            )
         src = src[tuple(slice(0, n) for n in index.shape)]
+    else:
+        check_fill_value(src, t.dtype, "scatter")
+    if t.ndim == 0:
+        t.reshape(1)[index.reshape(1)] = src.reshape(1) if isinstance(src, Tensor) else src
+        return t
     t[_grid(index, d)] = src
     return t
 
