@@ -135,7 +135,7 @@ class Linear(Function):
     directly in W's layout: ``dW = dY.T @ X`` is a fresh (out, in) array, where going through
     the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
 
-    dtypes = "same kind"
+    dtypes = "same"  # the matmul family's rule: x, weight and bias of one dtype
     # PyTorch's linear is addmm(bias, x, weight.T) on a 2-d input (its node lists the bias
     # first), mm without a bias, and a view of the product for other inputs.
     grad_fn_edges = {"AddmmBackward0": (2, 0, 1)}

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtypes
 from ..checks import as_tensor, check_fill_value, check_indices, describe
+from ..function import check_dtypes
 from ..shape import as_sizes, normalize_dim
 from ..tensor import Tensor
 
@@ -42,11 +43,14 @@ sort_result = return_type("sort")
 
 # --- matrix products with PyTorch's shape checks -------------------------------------------
 def _check_dims(op: str, **tensors: tuple[Any, int]) -> None:
+    """Each operand a tensor of the given number of dims; all of one dtype (the matmul
+    family's one rule, ``check_dtypes(..., "same", ...)``, named for ``op``)."""
     for what, (t, ndim) in tensors.items():
         as_tensor(t, op, what)
         if t.ndim != ndim:
             kind = {1: "1D tensor", 2: "a matrix", 3: "a 3D tensor"}[ndim]
             raise RuntimeError(f"{op}: {what} must be {kind}, but got shape {tuple(t.shape)}")
+    check_dtypes(op, "same", tuple(t for t, _ in tensors.values()))
 
 
 def mm(a: Any, b: Any) -> Any:
