@@ -49,7 +49,7 @@ CASES = [
     ("MaxPool2d kernel 0", lambda: nn.MaxPool2d(0), r"MaxPool2d: kernel_size .*0"),
     ("conv channels", lambda: nn.Conv2d(3, 2, 3)(mt.ones(1, 2, 5, 5)), r"conv2d: .*2 channels"),
     ("Embedding index", lambda: nn.Embedding(4, 2)(mt.tensor([5])), r"embedding: index 5 .*size 4"),
-    ("Embedding negative", lambda: nn.Embedding(4, 2)(mt.tensor([-1])), r"embedding: index -1 is out"),
+    ("Embedding negative", lambda: nn.Embedding(4, 2)(mt.tensor([-1])), r"embedding: index -1 "),
     ("Embedding float index", lambda: nn.Embedding(4, 2)(mt.tensor([1.0])), r"embedding: .*float"),
     ("add_ unbroadcastable", lambda: mt.ones(3).add_(mt.ones(2)), r"add_: .*\(3,\).*\(2,\)"),
     (
