@@ -521,13 +521,22 @@ def norm(
 
 # --- reductions ---------------------------------------------------------------------------
 def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
+    """A reduction's dims, as PyTorch reads them: None for all; ``()`` or ``[]`` also all
+    (not none); negative dims counted from the end; a dim named twice refused; a 0-d tensor
+    takes dim 0 or -1 and reduces nothing."""
     isinstance(t, Tensor) or as_tensor(t, op)  # (isinstance first: the hot path)
     if dim is None:
         return None
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-    return tuple(
+    if not dims:
+        return tuple(range(t.ndim))
+    dims = tuple(
         normalize_dim(as_size(d, op, "dim", allow_negative=True), t.ndim, op) for d in dims
     )
+    if len(set(dims)) != len(dims):
+        twice = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"{op}: dim {twice} appears multiple times in the list of dims")
+    return dims if t.ndim else ()
 
 
 def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001

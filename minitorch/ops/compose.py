@@ -106,28 +106,10 @@ def var(
     *,
     correction: Any = None,
 ) -> Any:
-    """``sum((x - mean)^2) / (N - correction)`` over ``dim`` (all dims by default);
-    ``correction`` defaults to 1 (Bessel's), ``unbiased=False`` means 0. ``t.var(False)``
-    (PyTorch's old positional ``unbiased``) is accepted too."""
-    from . import mean, sum  # noqa: A004 - the ops, not the builtins
-
-    as_tensor(t, "var")
-    if isinstance(dim, (builtins.bool, np.bool_)):  # var(unbiased) of the old signature
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise RuntimeError("var: pass either unbiased or correction, not both")
-    c = (0 if unbiased is not None and not unbiased else 1) if correction is None else correction
-    if not t.dtype.is_floating_point:
-        raise RuntimeError(
-            f"var: expected a floating point input, but got dtype {t.dtype} (std and var "
-            "only support floating point and complex dtypes)"
-        )
-    dims = tuple(range(t.ndim)) if dim is None else dim
-    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    dims = tuple(normalize_dim(d, t.ndim, "var") for d in dims)
-    n = math.prod(t.shape[d] for d in dims)
-    centred = t - mean(t, dim=dims, keepdim=True)
-    return sum(centred * centred, dim=dims, keepdim=keepdim) / builtins.max(n - c, 0)
+    """``sum((x - mean)^2) / (N - correction)`` over ``dim`` (all dims by default, and for
+    ``dim=()``); ``correction`` defaults to 1 (Bessel's), ``unbiased=False`` means 0.
+    ``t.var(False)`` (PyTorch's old positional ``unbiased``) is accepted too."""
+    return _variance(t, dim, unbiased, keepdim, correction, "var")
 
 
 def std(
@@ -139,13 +121,35 @@ def std(
     correction: Any = None,
 ) -> Any:
     """The square root of ``var`` (same arguments)."""
-    return var(t, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _variance(t, dim, unbiased, keepdim, correction, "std").sqrt()
+
+
+def _variance(t: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any, op: str) -> Any:
+    from . import _dims, mean, sum  # noqa: A004 - the ops, not the builtins
+
+    as_tensor(t, op)
+    if isinstance(dim, (builtins.bool, np.bool_)):  # var(unbiased) of the old signature
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{op}: pass either unbiased or correction, not both")
+    c = (0 if unbiased is not None and not unbiased else 1) if correction is None else correction
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: expected a floating point input, but got dtype {t.dtype} (std and var "
+            "only support floating point and complex dtypes)"
+        )
+    dims = _dims(t, dim, op)
+    dims = tuple(range(t.ndim)) if dims is None else dims
+    n = math.prod(t.shape[d] for d in dims)
+    centred = t - mean(t, dim=dims, keepdim=True)
+    return sum(centred * centred, dim=dims, keepdim=keepdim) / builtins.max(n - c, 0)
 
 
 # --- pieces and copies ----------------------------------------------------------------------
 def chunk(t: Any, chunks: int, dim: int = 0) -> tuple:
     """``chunks`` views of (nearly) equal size along ``dim``: each ``ceil(size / chunks)``
-    long, so there may be fewer than ``chunks`` of them, as in PyTorch."""
+    long, so there may be fewer than ``chunks`` of them, as in PyTorch (an empty dim gives
+    ``chunks`` empty views)."""
     from .selection import split
 
     as_tensor(t, "chunk")
@@ -153,8 +157,12 @@ def chunk(t: Any, chunks: int, dim: int = 0) -> tuple:
         raise TypeError(f"chunk(): argument 'chunks' must be int, not {describe(chunks)}")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if t.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor, got a 0-d one")
     size = t.shape[normalize_dim(dim, t.ndim, "chunk")]
-    return split(t, builtins.max(-(-size // chunks), 1) if size else 0, dim)
+    if size == 0:  # as PyTorch: `chunks` empty pieces (a split would give one)
+        return split(t, [0] * int(chunks), dim)
+    return split(t, -(-size // chunks), dim)
 
 
 def repeat(t: Any, *sizes: Any) -> Any:
@@ -266,15 +274,18 @@ def scatter(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None)
 
 
 def argsort(t: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-    """The indices that sort ``t`` along ``dim`` (ties keep their order)."""
+    """The indices that sort ``t`` along ``dim`` (ties keep their order; NaN is the largest)."""
     as_tensor(t, "argsort")
     d = normalize_dim(dim, builtins.max(t.ndim, 1), "argsort")
     data = t.detach().cpu().numpy()
     if data.ndim == 0:
         return Tensor._from_array(np.zeros((), dtype=np.int64)).to(t.device)
-    # stable in both directions: descending sorts the negated keys (bools as ints)
-    keys = -data.astype(np.float64) if descending else data
-    order = np.argsort(keys, axis=d, kind="stable").astype(np.int64)
+    if descending:  # the stable ascending order of the reversed data, reversed: ties keep
+        # their order and NaN, which numpy sorts last, comes first (the largest, as in PyTorch)
+        backwards = np.argsort(np.flip(data, d), axis=d, kind="stable")
+        order = (data.shape[d] - 1 - np.flip(backwards, d)).astype(np.int64)
+    else:
+        order = np.argsort(data, axis=d, kind="stable").astype(np.int64)
     return Tensor._from_array(order).to(t.device)
 
 

@@ -286,7 +286,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
             raise RuntimeError(
                 f"split: split_size must be positive (or 0 for an empty dim), got {step}"
             )
-        sizes = [min(step, size - start) for start in range(0, size, step)] if step else [0]
+        # an empty dim is one empty piece, as in PyTorch
+        sizes = [min(step, size - start) for start in range(0, size, step)] if size else [0]
     elif isinstance(split_size_or_sections, (list, tuple)):
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != size or builtins.any(s < 0 for s in sizes):
