@@ -40,6 +40,8 @@ def _pair(
 # --- activations --------------------------------------------------------------------------
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)``; ``inplace`` writes it into ``x`` and returns ``x``."""
+    if isinstance(x, Tensor) and x.dtype.name == "bool":
+        raise RuntimeError("relu: Boolean inputs not supported for relu (got a bool tensor)")
     if inplace:
         return ops.copy_(x, ops.relu(x))
     return ops.relu(x)
@@ -65,32 +67,55 @@ def erf(x: Tensor) -> Tensor:
     return ops.Erf.apply(x)
 
 
+def _float_activation(op: str, x: Tensor, fn: Any) -> Tensor:
+    """An activation PyTorch defines for floating tensors only, written as a formula of
+    ops: integer and bool tensors are refused ('not implemented for Long'); float16 and
+    bfloat16 are computed in float32 and rounded once, as PyTorch's kernels do."""
+    as_tensor(x, op)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"{op}: not implemented for {x.dtype.name} tensors (shape {x.shape}); "
+            "convert it with .float() first"
+        )
+    if x.dtype.itemsize == 2:
+        return fn(x.float()).to(x.dtype)
+    return fn(x)
+
+
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
-    out = ops.where(x > 0, x, x * negative_slope)
+    out = _float_activation("leaky_relu", x, lambda x: ops.where(x > 0, x, x * negative_slope))
     return ops.copy_(x, out) if inplace else out
 
 
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
-    out = ops.where(x > 0, x, alpha * ops.expm1(ops.clamp(x, max=0.0)))
+
+    def formula(x: Tensor) -> Tensor:
+        return ops.where(x > 0, x, alpha * ops.expm1(ops.clamp(x, max=0.0)))
+
+    out = _float_activation("elu", x, formula)
     return ops.copy_(x, out) if inplace else out
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (swish)."""
-    out = x * ops.sigmoid(x)
+    out = _float_activation("silu", x, lambda x: x * ops.sigmoid(x))
     return ops.copy_(x, out) if inplace else out
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact with erf, or PyTorch's tanh approximation."""
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + ops.tanh(inner))
-    if approximate != "none":
+    if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+    def formula(x: Tensor) -> Tensor:
+        if approximate == "tanh":
+            inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+            return 0.5 * x * (1.0 + ops.tanh(inner))
+        return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+    return _float_activation("gelu", x, formula)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
