@@ -21,7 +21,9 @@ from .compose import (
     argsort,
     bmm,
     chunk,
+    column_stack,
     dot,
+    dstack,
     gather,
     hstack,
     index_select,
@@ -30,6 +32,7 @@ from .compose import (
     new_like,
     repeat,
     return_type,
+    row_stack,
     scatter,
     scatter_,
     sort,
@@ -800,16 +803,26 @@ def _check_join(tensors: Sequence[Any], op: str) -> list:
 
 def cat(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Join tensors along an existing dim; all other sizes must match."""
-    tensors = _check_join(tensors, "cat")
-    d = normalize_dim(dim, tensors[0].ndim, "cat")
+    return write_out(join(tensors, dim, "cat"), out, "cat")
+
+
+def join(tensors: Sequence[Any], dim: int, op: str) -> Any:
+    """``cat``, its checks naming ``op`` (``hstack``, ``vstack``... are joins too)."""
+    tensors = _check_join(tensors, op)
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(
+                f"{op}: zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
+    d = normalize_dim(dim, tensors[0].ndim, op)
     for i, t in enumerate(tensors[1:], 1):
         first = tensors[0].shape
         if t.ndim != len(first) or t.shape[:d] + t.shape[d + 1 :] != first[:d] + first[d + 1 :]:
             raise RuntimeError(
-                f"cat: tensors must have the same shape except in dim {d}, but tensor 0 has "
+                f"{op}: tensors must have the same shape except in dim {d}, but tensor 0 has "
                 f"shape {first} and tensor {i} has shape {t.shape}"
             )
-    return write_out(Cat.apply(*tensors, dim=d), out, "cat")
+    return Cat.apply(*tensors, dim=d)
 
 
 def stack(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:

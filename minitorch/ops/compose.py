@@ -297,19 +297,55 @@ def sort(t: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
     return sort_result(gather(t, dim, indices), indices)
 
 
+def _at_least(tensors: Sequence[Any], ndim: int, op: str) -> list:
+    """Each tensor viewed with at least ``ndim`` dims, as numpy's ``atleast_Nd``: a 0-d
+    tensor becomes ``(1,)``/``(1, 1)``/``(1, 1, 1)``, a 1-d ``(n,)`` a row ``(1, n)`` and
+    then ``(1, n, 1)``, a 2-d ``(m, n)`` becomes ``(m, n, 1)``."""
+    from . import _check_join
+
+    def grown(t: Tensor) -> Tensor:
+        if t.ndim >= ndim:
+            return t
+        if ndim < 3:
+            return t.reshape((1,) * (ndim - 1) + (-1,))
+        return t.reshape((1, -1, 1) if t.ndim < 2 else (*t.shape, 1))
+
+    return [grown(t) for t in _check_join(tensors, op)]
+
+
 def hstack(tensors: Sequence[Any]) -> Any:
-    """Join along dim 1 (dim 0 for 1-D tensors)."""
-    from . import cat
+    """Join along dim 1 (dim 0 for 1-D tensors; 0-D tensors count as 1-D)."""
+    from . import join
 
-    tensors = [t.reshape(1) if isinstance(t, Tensor) and t.ndim == 0 else t for t in tensors]
-    return cat(tensors, dim=0 if tensors and tensors[0].ndim == 1 else 1)
+    tensors = _at_least(tensors, 1, "hstack")
+    return join(tensors, 0 if tensors[0].ndim == 1 else 1, "hstack")
 
 
-def vstack(tensors: Sequence[Any]) -> Any:
+def vstack(tensors: Sequence[Any], *, _op: str = "vstack") -> Any:
     """Join along dim 0, 0-D and 1-D tensors first made rows."""
-    from . import cat
+    from . import join
 
-    return cat([t.reshape(1, -1) if isinstance(t, Tensor) and t.ndim < 2 else t for t in tensors])
+    return join(_at_least(tensors, 2, _op), 0, _op)
+
+
+def row_stack(tensors: Sequence[Any]) -> Any:
+    """``vstack`` (PyTorch's other name for it)."""
+    return vstack(tensors, _op="row_stack")
+
+
+def dstack(tensors: Sequence[Any]) -> Any:
+    """Join along dim 2, 0-D, 1-D and 2-D tensors first made 3-D."""
+    from . import join
+
+    return join(_at_least(tensors, 3, "dstack"), 2, "dstack")
+
+
+def column_stack(tensors: Sequence[Any]) -> Any:
+    """Join along dim 1, 0-D and 1-D tensors first made columns ``(n, 1)``."""
+    from . import _check_join, join
+
+    columns = [t.reshape(-1, 1) if t.ndim < 2 else t for t in _check_join(tensors, "column_stack")]
+    return join(columns, 1, "column_stack")
 
 
 # --- torch.* spellings of questions asked of a tensor ------------------------------------------

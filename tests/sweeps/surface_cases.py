@@ -485,7 +485,7 @@ def stack_cases() -> list[Case]:
         "empty tensors": lambda L: [L.zeros(0), L.zeros(0)],
         "mixed ndim": lambda L: [_t(L, [1.0, 2.0]), _x(L, (1, 2))],
     }
-    for op in ("stack", "hstack", "vstack", "cat"):
+    for op in ("stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "cat"):
         for gname, mk in groups.items():
             cases.append((op, f"{op} {gname}", lambda L, o=op, mk=mk: getattr(L, o)(mk(L))))
     cases += [

@@ -55,7 +55,7 @@ CASES = [
     (
         "add_ widening",
         lambda: mt.ones(3).add_(mt.ones(2, 3)),
-        r"add_: .*shape \(3,\).*broadcast shape",
+        r"add_: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]",
     ),
     ("add_ float into int", lambda: mt.tensor([1, 2]).add_(0.5), r"add_: "),
     ("add a str", lambda: t + "a", r"add: unsupported operand type str"),
