@@ -690,6 +690,27 @@ def scheduler_cases() -> list[Case]:
     return cases
 
 
+def _chained(L: Any, first: Callable, second: Callable) -> list:
+    """Two schedulers stepping one optimizer (a warmup and a decay): their factors compose."""
+    opt = _opt(L)
+    a, b = first(L, opt), second(L, opt)
+    lrs = []
+    for _ in range(8):
+        opt.step(), a.step(), b.step()
+        lrs.append(round(opt.param_groups[0]["lr"], 12))
+    return lrs
+
+
+def chained_cases() -> list[Case]:
+    makers = _schedulers()
+    warmup = makers.pop("LinearLR")
+    makers.pop("LambdaLR")  # (not chainable in PyTorch either: it sets initial_lr * f)
+    return [
+        ("LinearLR", f"LinearLR warmup with {name}", lambda L, m=make: _chained(L, warmup, m))
+        for name, make in makers.items()
+    ]
+
+
 def _resumed(L: Any, make: Callable) -> list:
     opt = _opt(L)
     opt.param_groups[0]["initial_lr"] = 0.1
@@ -1010,6 +1031,7 @@ def all_cases() -> list[Case]:
         + activation_cases()
         + inplace_cases()
         + scheduler_cases()
+        + chained_cases()
         + save_cases()
         + attention_cases()
         + bpe_cases()
