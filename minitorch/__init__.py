@@ -214,6 +214,17 @@ from .ops.foreach import (
     _foreach_sqrt,
     _foreach_zero_,
 )
+from .ops.indexed import (
+    index_add,
+    index_copy,
+    index_fill,
+    msort,
+    scatter_add,
+    take,
+    take_along_dim,
+    tensor_split,
+    unbind,
+)
 from .ops.selection import masked_fill, multinomial, split, topk, tril, triu
 from .printing import get_printoptions, set_printoptions
 from .random import Generator, initial_seed, manual_seed

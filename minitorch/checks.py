@@ -128,16 +128,20 @@ def as_reduction(value: Any, op: str) -> str:
     return value
 
 
-def check_indices(index: Any, size: int, dim: int, op: str, error: type = RuntimeError) -> None:
+def check_indices(
+    index: Any, size: int, dim: int, op: str, error: type = RuntimeError, negative: bool = False
+) -> None:
     """Every entry of the integer tensor ``index`` lies in ``0 .. size - 1``: the one index
-    rule of every indexing op (gather, scatter, index_select, embedding...). As in PyTorch,
-    a negative index is out of bounds, never read from the end."""
+    rule of every indexing op (gather, scatter, index_select, index_add, embedding...). As in
+    PyTorch, a negative index is out of bounds there, never read from the end; the few ops
+    that read it from the end (take, take_along_dim, index_fill) pass ``negative=True``,
+    which allows ``-size .. -1`` too."""
     if not index.numel():
         return
     values = index.detach().cpu().numpy()
     low, high = int(values.min()), int(values.max())
-    if low < 0 or high >= size:
-        bad = low if low < 0 else high
+    if low < (-size if negative else 0) or high >= size:
+        bad = high if high >= size else low
         raise error(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
 
 

@@ -1016,6 +1016,45 @@ class Tensor:
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         return ops.sort(self, dim, descending, stable)
 
+    def msort(self) -> Tensor:
+        return ops.msort(self)
+
+    def take(self, index: Tensor) -> Tensor:
+        return ops.take(self, index)
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        return ops.take_along_dim(self, indices, dim)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return ops.copy_(self, ops.index_add(self, dim, index, source, alpha=alpha))
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.copy_(self, ops.index_copy(self, dim, index, source))
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return ops.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return ops.copy_(self, ops.index_fill(self, dim, index, value))
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.indexed.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.copy_(self, ops.indexed.scatter_add(self, dim, index, src))
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        return ops.tensor_split(self, indices_or_sections, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return ops.unbind(self, dim)
+
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         return ops.argsort(self, dim, descending, stable)
 

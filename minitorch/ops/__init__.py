@@ -87,6 +87,16 @@ from .foreach import (
     _foreach_sqrt,
     _foreach_zero_,
 )
+from .indexed import (
+    index_add,
+    index_copy,
+    index_fill,
+    msort,
+    take,
+    take_along_dim,
+    tensor_split,
+    unbind,
+)
 from .indexing import Index, IndexPut, IndexPut_, ScatterAdd, copy_, setitem
 from .inplace import InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack

@@ -227,6 +227,147 @@ def indexing_cases() -> list[Case]:
     return cases
 
 
+# --- the rest of the indexing family: each with PyTorch's own rule for negative indices ---
+def indexed_cases() -> list[Case]:
+    cases: list[Case] = []
+    vectors = {"ok": [0, 2], "neg": [-1], "neg big": [-5], "big": [4], "empty": [], "dup": [1, 1]}
+    for kind, index in vectors.items():
+        k, unique = len(index), list(dict.fromkeys(index))
+        for dim in (1, -1):
+            cases += [
+                (
+                    "index_add",
+                    f"index_add dim={dim} {kind}",
+                    lambda L, i=index, d=dim, k=k: _x(L).index_add(
+                        d, _i(L, i), _x(L, (3, k), seed=4)
+                    ),
+                ),
+                (
+                    "index_copy",
+                    f"index_copy dim={dim} {kind}",
+                    # (a repeated index: which write wins is unspecified in PyTorch)
+                    lambda L, i=unique, d=dim: _x(L).index_copy(
+                        d, _i(L, i), _x(L, (3, len(i)), seed=4)
+                    ),
+                ),
+                (
+                    "index_fill",
+                    f"index_fill dim={dim} {kind}",
+                    lambda L, i=index, d=dim: _x(L).index_fill(d, _i(L, i), -2.5),
+                ),
+            ]
+        cases.append(
+            (
+                "index_fill",
+                f"index_fill strided {kind}",
+                lambda L, i=index: _strided(L).index_fill(1, _i(L, i), 1.0),
+            )
+        )
+    flat = {"ok": [0, 11], "neg": [-1, -12], "big": [12], "neg big": [-13], "2d": [[0, 1], [2, 3]]}
+    for kind, index in flat.items():
+        cases += [
+            ("take", f"take {kind}", lambda L, i=index: L.take(_x(L), _i(L, i))),
+            ("take", f"take strided {kind}", lambda L, i=index: L.take(_strided(L), _i(L, i))),
+        ]
+    for kind, rows in {
+        "ok": [[0], [3], [1]],
+        "neg": [[-1]],
+        "big": [[4]],
+        "bcast": [[0, 1]],
+    }.items():
+        cases.append(
+            (
+                "take_along_dim",
+                f"take_along_dim {kind}",
+                lambda L, r=rows: L.take_along_dim(_x(L), _i(L, r), 1),
+            )
+        )
+    cases.append(
+        ("take_along_dim", "take_along_dim flat", lambda L: L.take_along_dim(_x(L), _i(L, [5])))
+    )
+    for kind, rows in {"ok": [[0, 0], [1, 3]], "neg": [[-1]], "big": [[4]]}.items():
+        cases.append(
+            (
+                "scatter_add",
+                f"scatter_add {kind}",
+                lambda L, r=rows: _x(L).scatter_add(1, _i(L, r), _x(L, (2, 2), seed=5)),
+            )
+        )
+    cases += [
+        (
+            "index_add",
+            "index_add float64 source",
+            lambda L: _x(L).index_add(1, _i(L, [0]), _x(L, (3, 1), "float64")),
+        ),
+        (
+            "index_add",
+            "index_add alpha",
+            lambda L: _x(L).index_add(0, _i(L, [2, 2]), _x(L, (2, 4)), alpha=3),
+        ),
+        (
+            "index_add",
+            "index_add wrong source shape",
+            lambda L: _x(L).index_add(1, _i(L, [0]), _x(L, (2, 1))),
+        ),
+        (
+            "index_add",
+            "index_add 2-d index",
+            lambda L: _x(L).index_add(1, _i(L, [[0]]), _x(L, (3, 1))),
+        ),
+        (
+            "index_fill",
+            "index_fill int8 with 300",
+            lambda L: L.zeros(2, 3, dtype=L.int8).index_fill(1, _i(L, [0]), 300),
+        ),
+        (
+            "index_fill",
+            "index_fill int with 2.5",
+            lambda L: L.zeros(2, 3, dtype=L.int64).index_fill(1, _i(L, [0]), 2.5),
+        ),
+        (
+            "index_fill",
+            "index_fill 0-d value",
+            lambda L: _x(L).index_fill(0, _i(L, [1]), _t(L, 4.0)),
+        ),
+        (
+            "scatter_add",
+            "scatter_add float64 src",
+            lambda L: _x(L).scatter_add(1, _i(L, [[0]]), _x(L, (1, 1), "float64")),
+        ),
+        (
+            "scatter_add",
+            "scatter_add src smaller",
+            lambda L: _x(L).scatter_add(1, _i(L, [[0, 1]]), _x(L, (1, 1))),
+        ),
+        ("take", "take float index", lambda L: L.take(_x(L), _t(L, [0.0]))),
+        ("take", "take 0-d", lambda L: L.take(_t(L, 3.0), _i(L, 0))),
+        ("take", "take of empty", lambda L: L.take(L.zeros(0), _i(L, [0]))),
+    ]
+    for spec in (3, 1, 8, [1, 5], [5, 1], [-2], [], [0, 0], [9]):
+        cases.append(
+            (
+                "tensor_split",
+                f"tensor_split arange(7) {spec}",
+                lambda L, s=spec: L.tensor_split(L.arange(7), s),
+            )
+        )
+    cases += [
+        ("tensor_split", "tensor_split 0 sections", lambda L: L.tensor_split(L.arange(7), 0)),
+        ("tensor_split", "tensor_split empty", lambda L: L.tensor_split(L.zeros(0), 3)),
+        ("tensor_split", "tensor_split dim=-1", lambda L: L.tensor_split(_strided(L), 3, dim=-1)),
+        ("tensor_split", "tensor_split 0-d", lambda L: L.tensor_split(_t(L, 1.0), 2)),
+        ("unbind", "unbind dim=1", lambda L: L.unbind(_x(L), 1)),
+        ("unbind", "unbind dim=-1 strided", lambda L: L.unbind(_strided(L), -1)),
+        ("unbind", "unbind empty", lambda L: L.unbind(L.zeros(0, 3))),
+        ("unbind", "unbind 0-d", lambda L: L.unbind(_t(L, 1.0))),
+        ("unbind", "unbind dim=2", lambda L: L.unbind(_x(L), 2)),
+        ("msort", "msort nan", lambda L: L.msort(_t(L, [[3.0, math.nan], [1.0, 2.0]]))),
+        ("msort", "msort int", lambda L: L.msort(_i(L, [3, -1, 2]))),
+        ("msort", "msort 0-d", lambda L: L.msort(_t(L, 1.0))),
+    ]
+    return cases
+
+
 # --- fills: values out of their dtype's range ----------------------------------------------
 def fill_cases() -> list[Case]:
     cases: list[Case] = []
@@ -1024,6 +1165,7 @@ def _raises(kind: type) -> Callable:
 def all_cases() -> list[Case]:
     return (
         indexing_cases()
+        + indexed_cases()
         + fill_cases()
         + matmul_cases()
         + reduction_cases()
