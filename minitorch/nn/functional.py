@@ -104,6 +104,38 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
     return ops.copy_(x, out) if inplace else out
 
 
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``."""
+    as_number(beta, "softplus", "beta"), as_number(threshold, "softplus", "threshold")
+
+    def formula(x: Tensor) -> Tensor:
+        scaled = x * beta
+        # (exp of the clamped value: the branch not taken must not overflow to inf, whose
+        # zero gradient would be inf * 0 = NaN)
+        smooth = ops.log1p(ops.exp(ops.clamp(scaled, max=threshold))) / beta
+        return ops.where(scaled > threshold, x, smooth)
+
+    return _float_activation("softplus", x, formula)
+
+
+def mish(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    out = _float_activation("mish", x, lambda x: x * ops.tanh(softplus(x)))
+    return ops.copy_(x, out) if inplace else out
+
+
+def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a straight line between."""
+    out = _float_activation("hardsigmoid", x, lambda x: ops.clamp(x + 3.0, 0.0, 6.0) / 6.0)
+    return ops.copy_(x, out) if inplace else out
+
+
+def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    out = _float_activation("hardswish", x, lambda x: x * ops.clamp(x + 3.0, 0.0, 6.0) / 6.0)
+    return ops.copy_(x, out) if inplace else out
+
+
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact with erf, or PyTorch's tanh approximation."""
     if approximate not in ("none", "tanh"):

@@ -640,17 +640,8 @@ def stack_cases() -> list[Case]:
 
 
 # --- activations on integer tensors and float16/bfloat16 rounding ---------------------------
-ACTIVATIONS = (
-    "relu",
-    "gelu",
-    "sigmoid",
-    "tanh",
-    "silu",
-    "leaky_relu",
-    "elu",
-    "softmax",
-    "log_softmax",
-)
+ACTIVATIONS = ("relu", "gelu", "sigmoid", "tanh", "silu", "leaky_relu", "elu", "softmax",
+               "log_softmax", "softplus", "mish", "hardswish", "hardsigmoid")  # fmt: skip
 
 
 def activation_cases() -> list[Case]:
@@ -677,6 +668,10 @@ def activation_cases() -> list[Case]:
                     ),
                 )
             )
+    cases.append(
+        ("softplus", "softplus past its threshold",
+         lambda L: L.nn.functional.softplus(L.arange(-40, 41) / 2.0, beta=2, threshold=5))
+    )  # fmt: skip
     unary = (
         "exp",
         "log",

@@ -61,7 +61,7 @@ def test_the_cases_cover_each_kind():
     for op in ("gather", "scatter", "index_select", "embedding", "masked_fill", "fill_",
                "full", "mm", "mv", "dot", "bmm", "var", "std", "chunk", "split", "sort",
                "argsort", "topk", "stack", "hstack", "vstack", "dstack", "column_stack",
-               "gelu", "silu", "elu", "leaky_relu", "add_", "StepLR", "MultiStepLR",
+               "gelu", "silu", "elu", "leaky_relu", "softplus", "mish", "hardswish", "add_", "StepLR", "MultiStepLR",
                "ExponentialLR", "CosineAnnealingLR", "LinearLR", "LambdaLR", "save",
                "scaled_dot_product_attention", "decode", "encode", "train", "take",
                "take_along_dim", "index_add", "index_copy", "index_fill", "scatter_add",
