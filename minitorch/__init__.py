@@ -218,6 +218,7 @@ from .ops.indexed import (
     index_add,
     index_copy,
     index_fill,
+    masked_scatter,
     msort,
     scatter_add,
     take,

@@ -1016,6 +1016,12 @@ class Tensor:
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         return ops.sort(self, dim, descending, stable)
 
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.copy_(self, ops.masked_scatter(self, mask, source))
+
     def msort(self) -> Tensor:
         return ops.msort(self)
 

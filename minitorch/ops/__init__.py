@@ -91,6 +91,7 @@ from .indexed import (
     index_add,
     index_copy,
     index_fill,
+    masked_scatter,
     msort,
     take,
     take_along_dim,

@@ -1,7 +1,7 @@
 """The rest of PyTorch's indexing family, as compositions of indexing (``t[index]``) and
 ``IndexPut`` (``t[index] = values``, accumulating where asked), so each is differentiable
 through them: ``take``, ``take_along_dim``, ``index_add``, ``index_copy``, ``index_fill``,
-``scatter_add``; and the pieces ``tensor_split``, ``unbind``, ``msort``.
+``scatter_add``, ``masked_scatter``; and the pieces ``tensor_split``, ``unbind``, ``msort``.
 
 Indices follow ``checks.check_indices`` as PyTorch's ops do: ``take``, ``take_along_dim``
 and ``index_fill`` read a negative index from the end, the others refuse it.
@@ -153,6 +153,40 @@ def scatter_add(t: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
             ()
         )
     return IndexPut.apply(t, values, _grid(index, d), True)
+
+
+def masked_scatter(t: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``t`` with the first elements of ``source``, in order, written where the bool
+    ``mask`` (broadcast to ``t``'s shape) is True."""
+    as_tensor(t, "masked_scatter"), as_tensor(mask, "masked_scatter", "mask")
+    as_tensor(source, "masked_scatter", "source")
+    if mask.dtype.name != "bool":
+        raise RuntimeError(
+            f"masked_scatter: only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    if source.dtype != t.dtype:
+        raise RuntimeError(
+            f"masked_scatter: expected self and source to have same dtypes but got {t.dtype} "
+            f"and {source.dtype}"
+        )
+    from ..shape import broadcast_shapes
+
+    if broadcast_shapes(t.shape, mask.shape, op="masked_scatter") != tuple(t.shape):
+        raise RuntimeError(
+            f"masked_scatter: mask of shape {tuple(mask.shape)} does not broadcast to self's "
+            f"shape {tuple(t.shape)}"
+        )
+    where = mask.expand(t.shape) if t.ndim else mask
+    n = int(where.sum().item())
+    if source.numel() < n:
+        raise RuntimeError(
+            f"masked_scatter: expected source to have at least {n} elements (one per True in "
+            f"mask), but got {source.numel()}"
+        )
+    values = source.reshape(-1)[:n]
+    if t.ndim == 0:
+        return IndexPut.apply(t.reshape(1), values, (where.reshape(1),), False).reshape(())
+    return IndexPut.apply(t, values, (where,), False)
 
 
 # --- pieces ---------------------------------------------------------------------------------

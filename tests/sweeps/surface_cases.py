@@ -343,6 +343,24 @@ def indexed_cases() -> list[Case]:
         ("take", "take 0-d", lambda L: L.take(_t(L, 3.0), _i(L, 0))),
         ("take", "take of empty", lambda L: L.take(L.zeros(0), _i(L, [0]))),
     ]
+    masks = {"rows": [[True], [False], [True]], "full": np.eye(3, 4, dtype=bool).tolist(),
+             "none": [[False] * 4] * 3, "all": [[True] * 4] * 3}  # fmt: skip
+    for kind, mask in masks.items():
+        for n in (12, 3):
+            cases.append(
+                ("masked_scatter", f"masked_scatter {kind} from {n}",
+                 lambda L, m=mask, n=n: _x(L).masked_scatter(_t(L, m, "bool"), _x(L, (n,), seed=6)))
+            )  # fmt: skip
+    cases += [
+        ("masked_scatter", "masked_scatter float64 source",
+         lambda L: _x(L).masked_scatter(_x(L) > 0, _x(L, (12,), "float64"))),
+        ("masked_scatter", "masked_scatter float mask",
+         lambda L: _x(L).masked_scatter(_x(L), _x(L))),
+        ("masked_scatter", "masked_scatter strided",
+         lambda L: _strided(L).masked_scatter(_strided(L) > 0, _x(L, (12,)))),
+        ("masked_scatter", "masked_scatter bad broadcast",
+         lambda L: _x(L).masked_scatter(L.ones(2, 1, dtype=L.bool), _x(L, (12,)))),
+    ]  # fmt: skip
     for spec in (3, 1, 8, [1, 5], [5, 1], [-2], [], [0, 0], [9]):
         cases.append(
             (
