@@ -68,3 +68,43 @@ def test_the_cases_cover_each_kind():
                "take_along_dim", "index_add", "index_copy", "index_fill", "scatter_add",
                "tensor_split", "unbind", "msort"):  # fmt: skip
         assert op in ops, op
+
+
+GRADIENTS = {
+    "take": lambda L, x, s: L.take(x, L.tensor([[3, -1], [0, 3]])),
+    "take_along_dim": lambda L, x, s: L.take_along_dim(x, L.tensor([[0], [-1], [1]]), 1),
+    "index_add": lambda L, x, s: x.index_add(1, L.tensor([0, 0]), s, alpha=2.0),
+    "index_copy": lambda L, x, s: x.index_copy(1, L.tensor([3, 1]), s),
+    "index_fill": lambda L, x, s: x.index_fill(1, L.tensor([-1]), 5.0),
+    "scatter_add": lambda L, x, s: x.scatter_add(1, L.tensor([[0, 0], [2, 1], [3, 3]]), s),
+    "masked_scatter": lambda L, x, s: x.masked_scatter(x > 0, s.reshape(-1).repeat(2)),
+    "gather": lambda L, x, s: x.gather(1, L.tensor([[0, 0], [2, 1], [3, 3]])),
+    "tensor_split": lambda L, x, s: L.tensor_split(x, [1, -1], dim=1)[1],
+    "unbind": lambda L, x, s: L.unbind(x, -1)[2],
+    "softplus": lambda L, x, s: L.nn.functional.softplus(x * 30, beta=2, threshold=5),
+    "mish": lambda L, x, s: L.nn.functional.mish(x),
+    "hardswish": lambda L, x, s: L.nn.functional.hardswish(x * 4),
+}
+
+
+@pytest.mark.parametrize("op", sorted(GRADIENTS))
+def test_gradients_match_pytorch(op):
+    # catches: an op composed of indexing that drops or misroutes its gradient (a repeated
+    # index adds up; an overwritten element gets none)
+    import numpy as np
+
+    import minitorch as mt
+
+    rng = np.random.default_rng(0)
+    x, s = rng.standard_normal((3, 4)), rng.standard_normal((3, 2))
+    grads = []
+    for L in (mt, torch):
+        tx, ts = (L.tensor(a.tolist(), dtype=L.float64, requires_grad=True) for a in (x, s))
+        out = GRADIENTS[op](L, tx, ts)
+        weights = L.tensor(np.arange(1.0, out.numel() + 1).reshape(tuple(out.shape)).tolist())
+        (out * weights.to(L.float64)).sum().backward()
+        grads.append([None if t.grad is None else np.asarray(t.grad.tolist()) for t in (tx, ts)])
+    for mine, theirs in zip(*grads, strict=True):
+        assert (mine is None) == (theirs is None), op
+        if theirs is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-300, err_msg=op)
