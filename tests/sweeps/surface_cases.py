@@ -1167,6 +1167,29 @@ def bpe_cases() -> list[Case]:
     ]
 
 
+def _quantized() -> Any:
+    import minitorch as mt
+
+    return mt.quantization.quantize_per_tensor(mt.ones(3), 0.1, 0, mt.qint8)
+
+
+def quantized_cases() -> list[Case]:
+    """PyTorch refuses most ops on a quantized tensor; minitorch names the op."""
+    return [
+        (op, f"QuantizedTensor {op}", _mine_only(call), _raises(RuntimeError))
+        for op, call in [
+            ("add", lambda: _quantized() + 1),
+            ("add", lambda: 1 + _quantized()),
+            ("mul", lambda: _quantized() * 2),
+            ("neg", lambda: -_quantized()),
+            ("sum", lambda: _quantized().sum()),
+            ("exp", lambda: _quantized().exp()),
+            ("getitem", lambda: _quantized()[0]),
+            ("matmul", lambda: _quantized() @ _quantized()),
+        ]
+    ]
+
+
 def _raises(kind: type) -> Callable:
     def reference() -> None:
         raise kind("(the reference raises)")
@@ -1190,4 +1213,5 @@ def all_cases() -> list[Case]:
         + save_cases()
         + attention_cases()
         + bpe_cases()
+        + quantized_cases()
     )

@@ -37,17 +37,6 @@ DELIBERATE = {
 CASES = surface_cases.all_cases()
 
 
-@pytest.fixture(autouse=True)
-def _plain_names():
-    """Each case compares dtype names, whatever an earlier test left as the display name."""
-    from minitorch import dtypes, size
-
-    before = dtypes.display_name
-    yield
-    dtypes.display_name = before
-    size.use_sizes()
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[1] for c in CASES])
 def test_agrees_with_pytorch_or_refuses_clearly(case):
     verdict, why = sweep_surface.classify(case, torch)
