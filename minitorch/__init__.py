@@ -182,7 +182,9 @@ from .ops.compose import (
     argsort,
     bmm,
     chunk,
+    column_stack,
     dot,
+    dstack,
     gather,
     hstack,
     index_select,
@@ -191,6 +193,7 @@ from .ops.compose import (
     mm,
     mv,
     numel,
+    row_stack,
     scatter,
     sort,
     std,
@@ -210,6 +213,18 @@ from .ops.foreach import (
     _foreach_neg,
     _foreach_sqrt,
     _foreach_zero_,
+)
+from .ops.indexed import (
+    index_add,
+    index_copy,
+    index_fill,
+    masked_scatter,
+    msort,
+    scatter_add,
+    take,
+    take_along_dim,
+    tensor_split,
+    unbind,
 )
 from .ops.selection import masked_fill, multinomial, split, topk, tril, triu
 from .printing import get_printoptions, set_printoptions

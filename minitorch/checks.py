@@ -21,6 +21,8 @@ __all__ = [
     "as_number",
     "as_reduction",
     "as_tensor",
+    "check_fill_value",
+    "check_indices",
     "describe",
 ]
 
@@ -124,3 +126,46 @@ def as_reduction(value: Any, op: str) -> str:
             f"{op}: reduction must be 'mean', 'sum' or 'none', but got {describe(value)}"
         )
     return value
+
+
+def check_indices(
+    index: Any, size: int, dim: int, op: str, error: type = RuntimeError, negative: bool = False
+) -> None:
+    """Every entry of the integer tensor ``index`` lies in ``0 .. size - 1``: the one index
+    rule of every indexing op (gather, scatter, index_select, index_add, embedding...). As in
+    PyTorch, a negative index is out of bounds there, never read from the end; the few ops
+    that read it from the end (take, take_along_dim, index_fill) pass ``negative=True``,
+    which allows ``-size .. -1`` too."""
+    if not index.numel():
+        return
+    values = index.detach().cpu().numpy()
+    low, high = int(values.min()), int(values.max())
+    if low < (-size if negative else 0) or high >= size:
+        bad = high if high >= size else low
+        raise error(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def check_fill_value(value: Any, dtype: Any, op: str) -> None:
+    """A number written into a tensor of ``dtype`` (fill, full, masked_fill, scatter's value)
+    must fit it, as PyTorch's checked conversion: an integer dtype takes no NaN/inf and no
+    value outside its range, a float dtype no finite value past its largest; bool takes any.
+    The message names ``op``; the caller writes the value with numpy's wrapping cast."""
+    if isinstance(value, _tensor_class()):
+        if value.numel() != 1:
+            return
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dtype.name == "bool" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if dtype.is_floating_point:
+        largest = float(np.finfo(dtype.np).max)
+        overflow = math.isfinite(value) and abs(value) > largest
+    else:  # an unsigned dtype also takes -max..-1, wrapping them (c10's checked_convert)
+        info = np.iinfo(dtype.np)
+        low = info.min if info.min else -int(info.max)
+        overflow = not math.isfinite(value) or not low <= math.trunc(value) <= info.max
+    if overflow:
+        raise RuntimeError(
+            f"{op}: value {value!r} cannot be converted to type {dtype.name} without overflow"
+        )

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .checks import as_number, describe
+from .checks import as_number, check_fill_value, describe
 from .checks import as_tensor as check_tensor
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
@@ -127,6 +127,7 @@ def _full(size: Any, fill_value: Any, dtype: Any, device: Any, requires_grad: An
         raise TypeError(f"{op}: fill_value must be a number, got {type(fill_value).__name__}")
     if dtype is None:
         dtype = _infer_dtype(fill_value, np.asarray(fill_value))
+    check_fill_value(fill_value, as_dtype(dtype, op), op)
     array = np.full(as_sizes((size,), op), fill_value)
     return _finish(array, dtype, device, requires_grad, op=op)
 

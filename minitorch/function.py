@@ -104,10 +104,9 @@ class Function:
     #: False for ops whose outputs never carry a gradient (comparisons, argmax, ...).
     differentiable: ClassVar[bool] = True
     #: What the op asks of its tensors' dtypes, checked by ``compute``: "floating" (softmax:
-    #: no integer or bool input), "same kind" (matmul: no bool, not integers with floats
-    #: and no float16/bfloat16 with another dtype, which PyTorch's BLAS ops refuse; float32
-    #: with float64 promotes), "numeric" (sub: no bool tensor), or None (anything; most
-    #: ops promote types).
+    #: no integer or bool input), "same" (the matmul family: all tensors of one dtype, not
+    #: bool, as PyTorch's BLAS ops: float32 with float64 is refused, not promoted),
+    #: "numeric" (sub: no bool tensor), or None (anything; most ops promote types).
     dtypes: ClassVar[str | None] = None
     #: Set for ops written in the pure style: ``setup_context(ctx, inputs, output)``.
     setup_context: ClassVar[Callable | None] = None
@@ -527,21 +526,13 @@ def check_dtypes(op: str, rule: str, args: tuple) -> None:
                     f"{op}: expected a floating point tensor, but got dtype {t.dtype.name} "
                     f"(shape {t.shape}); convert it with .float() first"
                 )
-    if rule == "same kind" and tensors:
-        kinds = [t.dtype.is_floating_point for t in tensors]
-        dtypes_seen = {t.dtype for t in tensors}
-        half = any(t.dtype.is_floating_point and t.dtype.itemsize == 2 for t in tensors)
-        if (
-            any(t.dtype.name == "bool" for t in tensors)
-            or len(set(kinds)) > 1
-            or (half and len(dtypes_seen) > 1)  # float16 with float32: autocast was meant
-        ):
+    if rule == "same" and tensors:  # the matmul family, as PyTorch: one dtype, not bool
+        if any(t.dtype.name == "bool" for t in tensors) or len({t.dtype for t in tensors}) > 1:
             dtypes = " and ".join(t.dtype.name for t in tensors)
-            shapes = " and ".join(str(t.shape) for t in tensors)
+            shapes = " and ".join(str(tuple(t.shape)) for t in tensors)
             raise RuntimeError(
-                f"{op}: expected operands of the same dtype kind (floating or integer, not bool; "
-                f"float16/bfloat16 only with themselves), but got {dtypes} (shapes {shapes}); "
-                "convert one with .to(dtype), or run the op under autocast"
+                f"{op}: expected operands of the same dtype (and not bool), but got {dtypes} "
+                f"(shapes {shapes}); convert one with .to(dtype), or run the op under autocast"
             )
 
 

@@ -9,39 +9,49 @@ What can be saved: nested ``dict``, ``list`` and ``tuple`` of ``str``, ``int``, 
 ``bool``, ``None`` and tensors -- state dicts and optimizer state. Dict keys may be
 ``str``, ``int``, ``float``, ``bool`` or ``None`` and keep their type (optimizer state is
 keyed by int). Tuples stay tuples; dict subclasses (``OrderedDict``) load as ``dict``.
-Tensors are saved by value: a view is saved as a contiguous copy of what it shows, two
-entries sharing memory load as two independent tensors, and a cuda tensor is saved from
-a host copy. Loaded tensors are on ``map_location`` (default cpu) with
-``requires_grad=False``. The file does not record the device a tensor was saved from:
+Tensors are saved as PyTorch's ``torch.save`` saves them: each storage once, and each
+tensor as a view of one (its shape, strides and storage offset), so two views saved
+together still share memory when loaded (writing one changes the other), a
+non-contiguous tensor keeps its strides, and the same tensor object saved twice loads as
+one object. A tensor keeps ``requires_grad`` (a non-leaf loads as a leaf that requires
+grad, as in PyTorch) and a ``Parameter`` loads as a ``Parameter``. A cuda tensor is saved
+from a host copy. Loaded tensors are on ``map_location`` (default cpu). The file does not
+record the device a tensor was saved from:
 to ``map_location`` given as PyTorch's dict (``{"cuda:0": "cuda:1"}``) or function
 (``lambda storage, location: storage``) every tensor comes from location ``"cpu"``.
 ``weights_only`` is accepted for PyTorch's sake: minitorch only ever loads data, which
 is what ``weights_only=True`` asks of PyTorch.
 
-File format, version 1 (all integers little-endian)::
+File format, version 2 (all integers little-endian; version 1 files still load)::
 
     offset      size  content
-    0           10    magic b"MINITORCH\\x00"
-    10          4     format version, u32 (1)
+    0           10    magic b"MINITORCH\x00"
+    10          4     format version, u32 (2)
     14          8     header length H, u64
     22          H     header: UTF-8 JSON (strict: no NaN/Infinity tokens)
     22+H        32    SHA-256 of bytes [0, 22+H): preamble and header
     ...               zero bytes up to D, the next multiple of 64
-    D           N     tensor data, N = header["data_nbytes"]
+    D           N     storage data, N = header["data_nbytes"]
     D+N         32    SHA-256 of bytes [0, D+N): everything before it
 
-The header is ``{"data_nbytes": N, "object": node}``, where a node is
+The header is ``{"data_nbytes": N, "storages": [storage, ...], "object": node}``. A
+storage is ``{"dtype": name, "offset": int, "nbytes": int}``: its elements, little-endian,
+at bytes ``[D + offset, D + offset + nbytes)``; ``offset`` is a multiple of 64 and
+``nbytes`` a multiple of the itemsize. ``dtype`` is one of ``float16 float32 float64 int8
+int16 int32 int64 uint8 bool`` (bool: one byte, 0 or 1). A node is
 
 - JSON ``null``, ``true``/``false``, an integer, a finite float or a string: itself;
 - a JSON array: a ``list`` of nodes;
 - ``{"type": "tuple", "items": [node, ...]}``;
 - ``{"type": "dict", "items": [[key, node], ...]}`` (in order; each key is a scalar node);
 - ``{"type": "float", "value": "nan" | "inf" | "-inf"}``;
-- ``{"type": "tensor", "dtype": name, "shape": [int, ...], "offset": int, "nbytes": int}``:
-  the tensor's elements in C order, little-endian, at bytes ``[D + offset,
-  D + offset + nbytes)``; ``offset`` is a multiple of 64 and ``nbytes`` equals
-  ``prod(shape) * itemsize``. ``dtype`` is one of ``float16 float32 float64 int8 int16
-  int32 int64 uint8 bool`` (bool: one byte, 0 or 1).
+- ``{"type": "tensor", "id": int, "storage": int, "shape": [int, ...], "stride": [int, ...],
+  "storage_offset": int, "requires_grad": bool, "parameter": bool}``: a view of storage
+  number ``storage`` (strides and offset in elements, every element it reads inside the
+  storage); entries with the same ``id`` are one tensor object.
+
+(Version 1 had no storages; its tensor entries were ``{"type": "tensor", "dtype", "shape",
+"offset", "nbytes"}``, the elements in C order.)
 
 Saving to a path is atomic: the file is written to a temporary file in the same
 directory, flushed and fsync'ed, then renamed over the target with ``os.replace``, so a
@@ -65,14 +75,17 @@ from typing import IO, Any
 
 import numpy as np
 
+from . import backend
 from .creation import from_numpy
 from .device import as_device, device
 from .dtypes import bool as bool_
-from .dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
+from .dtypes import float16, float32, float64, from_numpy_dtype, int8, int16, int32, int64, uint8
+from .shape import contiguous_strides
+from .storage import Storage, strided_view
 from .tensor import Tensor
 
 MAGIC = b"MINITORCH\x00"
-VERSION = 1
+VERSION = 2
 ALIGN = 64
 _PREAMBLE = struct.Struct("<10sIQ")  # magic, version, header length
 _DIGEST = 32  # bytes of a SHA-256 digest
@@ -114,17 +127,21 @@ def _encode(obj: Any) -> tuple[bytes, list[tuple[int, np.ndarray]]]:
         root = encoder.node(obj, "obj")
     except RecursionError:
         raise SerializationError("save: the object is nested too deeply to save") from None
-    header = {"data_nbytes": encoder.nbytes, "object": root}
+    header = {"data_nbytes": encoder.nbytes, "storages": encoder.storages, "object": root}
     return json.dumps(header, allow_nan=False).encode("utf-8"), encoder.arrays
 
 
 class _Encoder:
-    """Turns an object into header nodes, collecting tensor bytes as it goes."""
+    """Turns an object into header nodes, collecting each storage's bytes once."""
 
     def __init__(self) -> None:
         self.arrays: list[tuple[int, np.ndarray]] = []
+        self.storages: list[dict] = []
         self.nbytes = 0
         self._open: set[int] = set()  # containers on the current path, to catch cycles
+        self._storage_ids: dict[int, int] = {}  # id(Storage) -> its number in the file
+        self._tensor_ids: dict[int, int] = {}  # id(Tensor) -> its id in the file
+        self._keep: list = []  # what the two maps above hold ids of, alive until the end
 
     def node(self, x: Any, path: str) -> Any:
         if x is None or type(x) in (bool, int, str):
@@ -165,18 +182,62 @@ class _Encoder:
     def tensor(self, t: Tensor, path: str) -> dict:
         if t.dtype.name not in _DTYPES:
             raise SerializationError(f"save: {path} has dtype {t.dtype}, which can't be saved")
-        array = _host_array(t)
-        offset = _align(self.nbytes)
-        self.arrays.append((offset, array))
-        self.nbytes = offset + array.nbytes
-        shape = list(array.shape)
+        from .nn.parameter import Parameter
+
+        if id(t) not in self._tensor_ids:
+            self._tensor_ids[id(t)] = len(self._tensor_ids)
+            self._keep.append(t)
+        storage, shape, stride, offset = _layout(t)
         return {
             "type": "tensor",
-            "dtype": t.dtype.name,
-            "shape": shape,
-            "offset": offset,
-            "nbytes": array.nbytes,
+            "id": self._tensor_ids[id(t)],
+            "storage": self.storage(storage),
+            "shape": list(shape),
+            "stride": list(stride),
+            "storage_offset": offset,
+            "requires_grad": bool(t.requires_grad),
+            "parameter": isinstance(t, Parameter),
         }
+
+    def storage(self, storage: Storage) -> int:
+        """The number of ``storage`` in the file, its bytes collected the first time."""
+        if id(storage) not in self._storage_ids:
+            array = _host_array(storage.array)
+            offset = _align(self.nbytes)
+            self.arrays.append((offset, array))
+            self.nbytes = offset + array.nbytes
+            self._storage_ids[id(storage)] = len(self.storages)
+            self._keep.append(storage)
+            name = from_numpy_dtype(array.dtype).name
+            self.storages.append({"dtype": name, "offset": offset, "nbytes": array.nbytes})
+        return self._storage_ids[id(storage)]
+
+
+def _layout(t: Tensor) -> tuple[Storage, tuple, tuple, int]:
+    """The storage ``t`` reads and how (shape, strides, offset in elements). A tensor whose
+    array is not that view of its storage (or reads it backwards) gets a storage of its own,
+    a contiguous copy of its values."""
+    storage, shape, stride, offset = t._storage, tuple(t.shape), tuple(t.stride()), t._offset
+    data, flat = t._data, storage.array
+    itemsize = flat.itemsize
+    same = (
+        data.dtype == flat.dtype
+        and all(s >= 0 for s in stride)
+        and (
+            0 in shape
+            or (
+                backend.of_array(data).data_ptr(data) == storage.data_ptr() + offset * itemsize
+                and all(
+                    n == 1 or b == s * itemsize
+                    for n, b, s in zip(shape, data.strides, stride, strict=True)
+                )
+            )
+        )
+    )
+    if same:
+        return storage, shape, stride, offset
+    own = Tensor._from_array(backend.of_array(data).to_host(data).copy())._storage
+    return own, shape, contiguous_strides(shape), 0
 
 
 def _base_value(x: int | str) -> int | str:
@@ -202,9 +263,9 @@ def _hint(x: Any) -> str:
     return ""
 
 
-def _host_array(t: Tensor) -> np.ndarray:
-    """The tensor's values as a C-contiguous little-endian numpy array on the host."""
-    array = t.detach().cpu().numpy()
+def _host_array(array: Any) -> np.ndarray:
+    """A backend array as a C-contiguous little-endian numpy array on the host."""
+    array = backend.of_array(array).to_host(array)
     return array.astype(array.dtype.newbyteorder("<"), order="C", copy=False)
 
 
@@ -321,8 +382,9 @@ def _relocate(obj: Any, fn: Callable) -> Any:
 
 def _load(name: str, data: bytes, target: device) -> Any:
     try:
-        root, data_start = _check_file(name, data)
-        return _Decoder(name, data, data_start, target).node(root, "obj")
+        header, data_start = _check_file(name, data)
+        decoder = _Decoder(name, data, data_start, target, header.get("storages"))
+        return decoder.node(header["object"], "obj")
     except RecursionError:
         raise SerializationError(f"load: {name!r}: the header is nested too deeply") from None
 
@@ -350,8 +412,8 @@ def _read(f: PathOrFile) -> tuple[str, bytes]:
         raise IsADirectoryError(f"load: {path!r} is a directory, not a saved file") from None
 
 
-def _check_file(name: str, data: bytes) -> tuple[Any, int]:
-    """Check magic, version, sizes and checksums; return the root node and data offset."""
+def _check_file(name: str, data: bytes) -> tuple[dict, int]:
+    """Check magic, version, sizes and checksums; return the header and data offset."""
 
     def fail(problem: str) -> SerializationError:
         return SerializationError(f"load: {name!r} {problem}")
@@ -369,7 +431,7 @@ def _check_file(name: str, data: bytes) -> tuple[Any, int]:
     if size < _PREAMBLE.size:
         raise fail(f"is truncated: it ends after {size} bytes, inside its 22-byte preamble")
     _, version, header_len = _PREAMBLE.unpack_from(data)
-    if version != VERSION:
+    if version not in (1, VERSION):
         newer = " (written by a newer minitorch; upgrade to read it)" if version > VERSION else ""
         raise fail(
             f"has unsupported format version {version}{newer}; this minitorch reads {VERSION}"
@@ -382,7 +444,7 @@ def _check_file(name: str, data: bytes) -> tuple[Any, int]:
         )
     if hashlib.sha256(data[:header_end]).digest() != data[header_end : header_end + _DIGEST]:
         raise fail("is corrupt: the checksum of its header does not match the header")
-    header = _parse_header(data[_PREAMBLE.size : header_end], fail)
+    header = _parse_header(data[_PREAMBLE.size : header_end], fail, version)
     data_start = _align(header_end + _DIGEST)
     end = data_start + header["data_nbytes"] + _DIGEST
     if size < end:
@@ -394,7 +456,7 @@ def _check_file(name: str, data: bytes) -> tuple[Any, int]:
             "is corrupt: the checksum of its contents does not match (bytes were changed after "
             "it was written)"
         )
-    return header["object"], data_start
+    return header, data_start
 
 
 def _foreign_kind(data: bytes) -> str:
@@ -405,7 +467,7 @@ def _foreign_kind(data: bytes) -> str:
     return ""
 
 
-def _parse_header(raw: bytes, fail: Callable[[str], SerializationError]) -> dict:
+def _parse_header(raw: bytes, fail: Callable[[str], SerializationError], version: int) -> dict:
     def no_constants(token: str) -> Any:
         raise ValueError(f"{token} is not valid JSON")
 
@@ -413,8 +475,13 @@ def _parse_header(raw: bytes, fail: Callable[[str], SerializationError]) -> dict
         header = json.loads(raw.decode("utf-8"), parse_constant=no_constants)
     except (UnicodeDecodeError, ValueError) as err:
         raise fail(f"has a header that is not valid UTF-8 JSON: {err}") from None
-    if not isinstance(header, dict) or set(header) != {"data_nbytes", "object"}:
-        raise fail("has a malformed header: expected an object with keys data_nbytes and object")
+    keys = {"data_nbytes", "object"} | ({"storages"} if version > 1 else set())
+    if not isinstance(header, dict) or set(header) != keys:
+        raise fail(
+            f"has a malformed header: expected an object with keys {', '.join(sorted(keys))}"
+        )
+    if version > 1 and not isinstance(header["storages"], list):
+        raise fail("has a malformed header: storages must be a list")
     if not _is_count(header["data_nbytes"]):
         raise fail(f"has a malformed header: data_nbytes is {header['data_nbytes']!r}")
     return header
@@ -428,9 +495,14 @@ def _is_count(x: Any) -> bool:
 class _Decoder:
     """Turns header nodes back into objects, checking each one against the format."""
 
-    def __init__(self, name: str, data: bytes, data_start: int, target: device) -> None:
+    def __init__(
+        self, name: str, data: bytes, data_start: int, target: device, storages: list | None
+    ) -> None:
         self.name, self.data, self.data_start, self.target = name, data, data_start, target
         self.data_nbytes = len(data) - data_start - _DIGEST
+        self.storages = storages  # (None: a version 1 file)
+        self._storages: dict[int, Storage] = {}
+        self._tensors: dict[int, Tensor] = {}
 
     def fail(self, path: str, problem: str) -> SerializationError:
         return SerializationError(
@@ -473,6 +545,8 @@ class _Decoder:
         return out
 
     def tensor(self, x: dict, path: str) -> Tensor:
+        if self.storages is not None:
+            return self.view(x, path)
         if set(x) != {"type", "dtype", "shape", "offset", "nbytes"}:
             raise self.fail(
                 path, f"a tensor entry needs dtype, shape, offset and nbytes: {x!r:.80}"
@@ -508,3 +582,78 @@ class _Decoder:
             raise self.fail(path, f"bad shape {tuple(shape)}: {err}") from None
         t = from_numpy(array)
         return t if self.target.type == "cpu" else t.to(self.target)
+
+    def view(self, x: dict, path: str) -> Tensor:
+        """A version 2 tensor entry: a view of a storage, the same object for the same id."""
+        keys = {"type", "id", "storage", "shape", "stride", "storage_offset"}
+        if set(x) != keys | {"requires_grad", "parameter"}:
+            raise self.fail(
+                path,
+                "a tensor entry needs id, storage, shape, stride, storage_offset, "
+                f"requires_grad and parameter: {x!r:.80}",
+            )
+        if not _is_count(x["id"]):
+            raise self.fail(path, f"id must be a count, got {x['id']!r:.40}")
+        if x["id"] in self._tensors:
+            return self._tensors[x["id"]]
+        shape, stride, offset = x["shape"], x["stride"], x["storage_offset"]
+        for what, sizes in (("shape", shape), ("stride", stride)):
+            if not (isinstance(sizes, list) and all(_is_count(n) for n in sizes)):
+                raise self.fail(
+                    path, f"{what} must be a list of non-negative integers, got {sizes!r:.60}"
+                )
+        if len(stride) != len(shape) or not _is_count(offset):
+            raise self.fail(path, f"stride {stride!r:.40} or storage_offset {offset!r:.20} is bad")
+        if not all(type(x[k]) is bool for k in ("requires_grad", "parameter")):
+            raise self.fail(path, "requires_grad and parameter must be true or false")
+        storage = self.storage(x["storage"], path)
+        last = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        if math.prod(shape) and last >= len(storage):
+            raise self.fail(
+                path,
+                f"shape {tuple(shape)} with stride {tuple(stride)} from offset {offset} reads "
+                f"past the end of its {len(storage)}-element storage",
+            )
+        if x["requires_grad"] and not storage.dtype.is_floating_point:
+            raise self.fail(path, f"a {storage.dtype.name} tensor can't require grad")
+        t = Tensor._alias(storage, strided_view(storage, tuple(shape), tuple(stride), offset))
+        t._strides, t._offset = tuple(stride), offset
+        if x["parameter"]:
+            from .nn.parameter import Parameter
+
+            t = Parameter(t, requires_grad=x["requires_grad"])
+        elif x["requires_grad"]:
+            t.requires_grad = True
+        self._tensors[x["id"]] = t
+        return t
+
+    def storage(self, k: Any, path: str) -> Storage:
+        """Storage number ``k`` of the header, read once and shared by its views."""
+        if not (_is_count(k) and k < len(self.storages)):
+            raise self.fail(path, f"storage {k!r:.20} is not one of the file's storages")
+        if k not in self._storages:
+            entry = self.storages[k]
+            where = f"storages[{k}]"
+            if not (isinstance(entry, dict) and set(entry) == {"dtype", "offset", "nbytes"}):
+                raise self.fail(where, f"a storage needs dtype, offset and nbytes: {entry!r:.80}")
+            name, offset, nbytes = entry["dtype"], entry["offset"], entry["nbytes"]
+            if name not in _DTYPES:
+                raise self.fail(where, f"unknown dtype {name!r:.40}; known: {', '.join(_DTYPES)}")
+            if not (_is_count(offset) and _is_count(nbytes)):
+                raise self.fail(where, f"offset and nbytes must be counts: {offset!r}, {nbytes!r}")
+            np_dtype = _DTYPES[name].np
+            if nbytes % np_dtype.itemsize or offset + nbytes > self.data_nbytes:
+                raise self.fail(
+                    where,
+                    f"bytes [{offset}, {offset + nbytes}) are not whole {name} elements inside "
+                    f"the {self.data_nbytes}-byte data",
+                )
+            start = self.data_start + offset
+            raw = np.frombuffer(
+                memoryview(self.data)[start : start + nbytes], dtype=np_dtype.newbyteorder("<")
+            )
+            array = raw.astype(np_dtype)  # a writable copy in native byte order
+            if self.target.type != "cpu":
+                array = backend.get(self.target).from_host(array, self.target, np_dtype)
+            self._storages[k] = Storage(array)
+        return self._storages[k]

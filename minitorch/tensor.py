@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .backend import array_module_of
-from .checks import as_bool, as_callable, as_tensor, describe
+from .checks import as_bool, as_callable, as_tensor, check_fill_value, describe
 from .device import CPU, as_device, device
 from .dtypes import (
     as_dtype,
@@ -860,6 +860,7 @@ class Tensor:
             )
         if not isinstance(value, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             raise TypeError(f"fill_: value must be a number, but got {describe(value)}")
+        check_fill_value(value, self.dtype, "fill_")
         return ops.copy_(self, value)
 
     def zero_(self) -> Tensor:
@@ -1014,6 +1015,51 @@ class Tensor:
 
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         return ops.sort(self, dim, descending, stable)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.copy_(self, ops.masked_scatter(self, mask, source))
+
+    def msort(self) -> Tensor:
+        return ops.msort(self)
+
+    def take(self, index: Tensor) -> Tensor:
+        return ops.take(self, index)
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        return ops.take_along_dim(self, indices, dim)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return ops.copy_(self, ops.index_add(self, dim, index, source, alpha=alpha))
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.copy_(self, ops.index_copy(self, dim, index, source))
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return ops.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return ops.copy_(self, ops.index_fill(self, dim, index, value))
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.indexed.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.copy_(self, ops.indexed.scatter_add(self, dim, index, src))
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        return ops.tensor_split(self, indices_or_sections, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return ops.unbind(self, dim)
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         return ops.argsort(self, dim, descending, stable)

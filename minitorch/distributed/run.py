@@ -62,7 +62,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--nproc must be at least 1, got {args.nproc}")
     if args.max_restarts < 0:
         parser.error(f"--max-restarts must be >= 0, got {args.max_restarts}")
+    if not args.module:
+        problem = script_problem(args.script)
+        if problem:
+            parser.error(problem)
     return args
+
+
+def script_problem(path: str) -> str:
+    """What stops ``path`` from running at all (missing, unreadable, a syntax error), in one
+    line, said once by the launcher rather than by every worker inside its rank prefix."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as err:
+        return f"can't open script {path!r}: {err.strerror or err}"
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as err:  # (IndentationError and TabError are SyntaxErrors)
+        where = f", line {err.lineno}" if err.lineno else ""
+        return f"{type(err).__name__} in {path}{where}: {err.msg}"
+    except ValueError as err:  # source with NUL bytes
+        return f"can't compile script {path!r}: {err}"
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

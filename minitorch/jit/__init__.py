@@ -8,7 +8,7 @@ from .fusion import ElementwiseOp, FusedKernel, fuse_elementwise, group_elementw
 from .interpreter import InterpreterError, run_graph
 from .ir import Block, Graph, Node, Value
 from .lint import GraphLintError, lint
-from .module import ScriptModule, load, save
+from .module import ScriptFunction, ScriptModule, load, save
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,

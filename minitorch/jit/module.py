@@ -231,7 +231,7 @@ class ScriptModule(Module):
 
     def with_graph(self, graph: Graph) -> ScriptModule:
         """A ScriptModule running ``graph`` on this one's (shared) parameters and buffers."""
-        out = ScriptModule(graph, name=self._name, methods=self._methods)
+        out = type(self)(graph, name=self._name, methods=self._methods)
         out._mirror(self)
         return self._derive(out)
 
@@ -260,6 +260,12 @@ class ScriptModule(Module):
         if not children:
             return f"{name}({self.extra_repr()})"
         return f"{name}(\n  {self.extra_repr()}\n" + "\n".join(children) + "\n)"
+
+
+class ScriptFunction(ScriptModule):
+    """A scripted or traced plain function (``jit.script(f)``, ``jit.trace(f, x)``): what
+    PyTorch returns as ``torch.jit.ScriptFunction``. It runs, prints and saves as a
+    ``ScriptModule`` without parameters (here it is one, so every pass takes it)."""
 
 
 def _shapes(inputs: tuple) -> tuple:

@@ -32,7 +32,7 @@ from ..nn import Module
 from ..nn import functional as _functional
 from ..tensor import Tensor
 from .ir import Block, Graph, Value, inline_graph
-from .module import ScriptModule
+from .module import ScriptFunction, ScriptModule
 from .ops import ELEMENTWISE, function_for, library_call
 
 
@@ -1067,8 +1067,8 @@ def _compile_graph(fn: Any, self_obj: Any, root: Any) -> tuple[Graph, dict[str, 
 
 
 def script(obj: Any) -> ScriptModule:
-    """Compile a function or Module (its ``forward``, and its ``@jit.export`` methods) into
-    a ``ScriptModule``."""
+    """Compile a Module (its ``forward``, and its ``@jit.export`` methods) into a
+    ``ScriptModule``, a function into a ``ScriptFunction``."""
     if isinstance(obj, ScriptModule):
         return obj
     if isinstance(obj, Module):
@@ -1084,7 +1084,7 @@ def script(obj: Any) -> ScriptModule:
     elif isinstance(obj, types.FunctionType):
         fn = obj
         graph, attrs = _compile_graph(fn, None, None)
-        module = ScriptModule(graph, attrs, name=obj.__name__, scripted=True)
+        module = ScriptFunction(graph, attrs, name=obj.__name__, scripted=True)
         object.__setattr__(module, "_function", True)  # (prints as torch.jit.ScriptFunction)
     else:
         raise TypeError(f"jit.script: expected a function or a Module, got {type(obj).__name__}")

@@ -304,7 +304,7 @@ def trace(
     ``TracingCheckError``.
     """
     from ..nn import Module
-    from .module import ScriptModule
+    from .module import ScriptFunction, ScriptModule
 
     if not callable(fn):
         raise TypeError(
@@ -318,9 +318,8 @@ def trace(
     names = input_names(forward, len(inputs))
     attrs = attr_table(module)
     graph, _, _ = record(fn, inputs, names, attrs)
-    traced = ScriptModule(
-        graph, {name: t for name, t in attrs.values()}, name=_name_of(fn), source=module
-    )
+    kind = ScriptModule if module is not None else ScriptFunction
+    traced = kind(graph, {name: t for name, t in attrs.values()}, name=_name_of(fn), source=module)
     object.__setattr__(traced, "_retrace", Retrace(fn, names, attrs, inputs, _name_of(fn)))
     object.__setattr__(traced, "_function", module is None)  # (prints as jit.ScriptFunction)
     for check in check_inputs or ():

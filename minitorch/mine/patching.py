@@ -139,6 +139,21 @@ def _note(err: BaseException, exercise: str, label: str) -> None:
         err.add_note(note)
 
 
+def _wrong_signature(err: BaseException, func: Callable, args: tuple, kwargs: dict) -> bool:
+    """Did calling ``func`` fail before its body ran, because it takes other arguments?"""
+    if not isinstance(err, TypeError) or err.__traceback__ is None:
+        return False
+    if err.__traceback__.tb_next is not None:  # raised inside func (or deeper): its own error
+        return False
+    try:
+        inspect.signature(func).bind(*args, **kwargs)
+    except TypeError:
+        return True
+    except ValueError:  # no signature to read (a builtin): say nothing more
+        return False
+    return False
+
+
 def named(exercise: str, label: str, func: Callable) -> Callable:
     """``func``, whose errors carry a note naming the exercise it comes from (the error's
     type is kept, so the framework around it still sees what it expects)."""
@@ -148,6 +163,12 @@ def named(exercise: str, label: str, func: Callable) -> Callable:
         try:
             result = func(*args, **kwargs)
         except Exception as err:
+            if _wrong_signature(err, func, args, kwargs):
+                raise TypeError(
+                    f"your {label} (exercise {exercise}) can't be called as the framework "
+                    f"calls it: {err}. Give it the signature the exercise asks for (or run "
+                    "outside mine.use to get the package's)"
+                ) from err
             _note(err, exercise, label)
             raise
         if inspect.isgenerator(result):

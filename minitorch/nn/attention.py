@@ -127,7 +127,7 @@ def _check_inputs(
     batch = broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2], op=op)
     if not isinstance(is_causal, bool):
         raise TypeError(f"{op}: is_causal must be a bool, but got {type(is_causal).__name__}")
-    as_number(dropout_p, op, "dropout_p", low=0.0, high=1.0, high_open=True)
+    as_number(dropout_p, op, "dropout_p", low=0.0, high=1.0)  # 1.0: all dropped, zeros
     if scale is not None:
         as_number(scale, op, "scale")
     if attn_mask is None:

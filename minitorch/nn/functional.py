@@ -13,7 +13,7 @@ from typing import Any
 from .. import ops
 from ..autograd import is_grad_enabled, no_grad
 from ..backend import array_module_of
-from ..checks import as_number, as_reduction, as_tensor
+from ..checks import as_number, as_reduction, as_tensor, check_indices
 from ..creation import arange, rand, zeros
 from ..function import Context, Function
 from ..ops.elementwise import _promote, unbroadcast
@@ -40,6 +40,8 @@ def _pair(
 # --- activations --------------------------------------------------------------------------
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)``; ``inplace`` writes it into ``x`` and returns ``x``."""
+    if isinstance(x, Tensor) and x.dtype.name == "bool":
+        raise RuntimeError("relu: Boolean inputs not supported for relu (got a bool tensor)")
     if inplace:
         return ops.copy_(x, ops.relu(x))
     return ops.relu(x)
@@ -65,32 +67,87 @@ def erf(x: Tensor) -> Tensor:
     return ops.Erf.apply(x)
 
 
+def _float_activation(op: str, x: Tensor, fn: Any) -> Tensor:
+    """An activation PyTorch defines for floating tensors only, written as a formula of
+    ops: integer and bool tensors are refused ('not implemented for Long'); float16 and
+    bfloat16 are computed in float32 and rounded once, as PyTorch's kernels do."""
+    as_tensor(x, op)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"{op}: not implemented for {x.dtype.name} tensors (shape {x.shape}); "
+            "convert it with .float() first"
+        )
+    if x.dtype.itemsize == 2:
+        return fn(x.float()).to(x.dtype)
+    return fn(x)
+
+
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
-    out = ops.where(x > 0, x, x * negative_slope)
+    out = _float_activation("leaky_relu", x, lambda x: ops.where(x > 0, x, x * negative_slope))
     return ops.copy_(x, out) if inplace else out
 
 
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
-    out = ops.where(x > 0, x, alpha * ops.expm1(ops.clamp(x, max=0.0)))
+
+    def formula(x: Tensor) -> Tensor:
+        return ops.where(x > 0, x, alpha * ops.expm1(ops.clamp(x, max=0.0)))
+
+    out = _float_activation("elu", x, formula)
     return ops.copy_(x, out) if inplace else out
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (swish)."""
-    out = x * ops.sigmoid(x)
+    out = _float_activation("silu", x, lambda x: x * ops.sigmoid(x))
+    return ops.copy_(x, out) if inplace else out
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``."""
+    as_number(beta, "softplus", "beta"), as_number(threshold, "softplus", "threshold")
+
+    def formula(x: Tensor) -> Tensor:
+        scaled = x * beta
+        # (exp of the clamped value: the branch not taken must not overflow to inf, whose
+        # zero gradient would be inf * 0 = NaN)
+        smooth = ops.log1p(ops.exp(ops.clamp(scaled, max=threshold))) / beta
+        return ops.where(scaled > threshold, x, smooth)
+
+    return _float_activation("softplus", x, formula)
+
+
+def mish(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    out = _float_activation("mish", x, lambda x: x * ops.tanh(softplus(x)))
+    return ops.copy_(x, out) if inplace else out
+
+
+def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a straight line between."""
+    out = _float_activation("hardsigmoid", x, lambda x: ops.clamp(x + 3.0, 0.0, 6.0) / 6.0)
+    return ops.copy_(x, out) if inplace else out
+
+
+def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    out = _float_activation("hardswish", x, lambda x: x * ops.clamp(x + 3.0, 0.0, 6.0) / 6.0)
     return ops.copy_(x, out) if inplace else out
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact with erf, or PyTorch's tanh approximation."""
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + ops.tanh(inner))
-    if approximate != "none":
+    if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+    def formula(x: Tensor) -> Tensor:
+        if approximate == "tanh":
+            inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+            return 0.5 * x * (1.0 + ops.tanh(inner))
+        return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+    return _float_activation("gelu", x, formula)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -135,7 +192,7 @@ class Linear(Function):
     directly in W's layout: ``dW = dY.T @ X`` is a fresh (out, in) array, where going through
     the transposed view ``W.T`` would give a transposed gradient that must then be copied."""
 
-    dtypes = "same kind"
+    dtypes = "same"  # the matmul family's rule: x, weight and bias of one dtype
     # PyTorch's linear is addmm(bias, x, weight.T) on a 2-d input (its node lists the bias
     # first), mm without a bias, and a view of the product for other inputs.
     grad_fn_edges = {"AddmmBackward0": (2, 0, 1)}
@@ -178,13 +235,7 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     as_tensor(indices, "embedding", "indices"), as_tensor(weight, "embedding", "weight")
     if indices.dtype.is_floating_point:
         raise TypeError(f"embedding: indices must be integers, got {indices.dtype}")
-    n = weight.shape[0]
-    if indices.numel() and (bool((indices < 0).any()) or bool((indices >= n).any())):
-        bad = [i for i in indices.reshape(-1).tolist() if not 0 <= i < n][:5]
-        raise IndexError(
-            f"embedding: index out of range: got {bad} for a table of {n} embeddings "
-            f"(weight shape {weight.shape}); valid indices are 0 to {n - 1}"
-        )
+    check_indices(indices, weight.shape[0], 0, "embedding", IndexError)
     out = weight[indices]
     if padding_idx is not None:  # the padding row gives zeros and gets no gradient
         out = out * (indices != padding_idx).unsqueeze(-1).to(weight.dtype)

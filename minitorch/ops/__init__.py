@@ -21,7 +21,9 @@ from .compose import (
     argsort,
     bmm,
     chunk,
+    column_stack,
     dot,
+    dstack,
     gather,
     hstack,
     index_select,
@@ -30,6 +32,7 @@ from .compose import (
     new_like,
     repeat,
     return_type,
+    row_stack,
     scatter,
     scatter_,
     sort,
@@ -83,6 +86,17 @@ from .foreach import (
     _foreach_neg,
     _foreach_sqrt,
     _foreach_zero_,
+)
+from .indexed import (
+    index_add,
+    index_copy,
+    index_fill,
+    masked_scatter,
+    msort,
+    take,
+    take_along_dim,
+    tensor_split,
+    unbind,
 )
 from .indexing import Index, IndexPut, IndexPut_, ScatterAdd, copy_, setitem
 from .inplace import InplaceFunction, Set_, inplace_of
@@ -521,13 +535,22 @@ def norm(
 
 # --- reductions ---------------------------------------------------------------------------
 def _dims(t: Any, dim: Any, op: str) -> tuple[int, ...] | None:
+    """A reduction's dims, as PyTorch reads them: None for all; ``()`` or ``[]`` also all
+    (not none); negative dims counted from the end; a dim named twice refused; a 0-d tensor
+    takes dim 0 or -1 and reduces nothing."""
     isinstance(t, Tensor) or as_tensor(t, op)  # (isinstance first: the hot path)
     if dim is None:
         return None
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-    return tuple(
+    if not dims:
+        return tuple(range(t.ndim))
+    dims = tuple(
         normalize_dim(as_size(d, op, "dim", allow_negative=True), t.ndim, op) for d in dims
     )
+    if len(set(dims)) != len(dims):
+        twice = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"{op}: dim {twice} appears multiple times in the list of dims")
+    return dims if t.ndim else ()
 
 
 def sum(t: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A001
@@ -791,16 +814,26 @@ def _check_join(tensors: Sequence[Any], op: str) -> list:
 
 def cat(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:
     """Join tensors along an existing dim; all other sizes must match."""
-    tensors = _check_join(tensors, "cat")
-    d = normalize_dim(dim, tensors[0].ndim, "cat")
+    return write_out(join(tensors, dim, "cat"), out, "cat")
+
+
+def join(tensors: Sequence[Any], dim: int, op: str) -> Any:
+    """``cat``, its checks naming ``op`` (``hstack``, ``vstack``... are joins too)."""
+    tensors = _check_join(tensors, op)
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(
+                f"{op}: zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
+    d = normalize_dim(dim, tensors[0].ndim, op)
     for i, t in enumerate(tensors[1:], 1):
         first = tensors[0].shape
         if t.ndim != len(first) or t.shape[:d] + t.shape[d + 1 :] != first[:d] + first[d + 1 :]:
             raise RuntimeError(
-                f"cat: tensors must have the same shape except in dim {d}, but tensor 0 has "
+                f"{op}: tensors must have the same shape except in dim {d}, but tensor 0 has "
                 f"shape {first} and tensor {i} has shape {t.shape}"
             )
-    return write_out(Cat.apply(*tensors, dim=d), out, "cat")
+    return Cat.apply(*tensors, dim=d)
 
 
 def stack(tensors: Sequence[Any], dim: int = 0, *, out: Any = None) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..backend import array_module_of as xp
 from ..function import Context, Function
-from .elementwise import _floating
+from .elementwise import float_op
 from .registry import register
 
 
@@ -19,12 +19,13 @@ class Softmax(Function):
 
     @staticmethod
     def forward(x: Any, dim: int) -> Any:
-        m = xp(x)
-        x = _floating(x, x)  # integer input: compute in the default float dtype
-        if x.size == 0:
-            return x.copy()
-        e = m.exp(x - x.max(axis=dim, keepdims=True))  # exp(x - max) <= 1: no overflow
-        return e / e.sum(axis=dim, keepdims=True)
+        def softmax(x: Any) -> Any:
+            if x.size == 0:
+                return x.copy()
+            e = xp(x).exp(x - x.max(axis=dim, keepdims=True))  # exp(x - max) <= 1: no overflow
+            return e / e.sum(axis=dim, keepdims=True)
+
+        return float_op(softmax, x)
 
     @staticmethod
     def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
@@ -44,12 +45,18 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx: Context, x: Any, dim: int) -> Any:
-        m = xp(x)
-        x = _floating(x, x)  # integer input: compute in the default float dtype
-        if x.size == 0:
-            return x.copy()
-        shifted = x - x.max(axis=dim, keepdims=True)
-        out = shifted - m.log(m.exp(shifted).sum(axis=dim, keepdims=True))
+        def log_softmax(x: Any) -> Any:
+            if x.size == 0:
+                return x.copy()
+            m = xp(x)
+            shifted = x - x.max(axis=dim, keepdims=True)
+            # PyTorch's kernel keeps log(sum) in the input's dtype (a rounding for float16 and
+            # bfloat16, computed in float32 here): so do we, to give its values bit for bit
+            log_sum = m.log(m.exp(shifted).sum(axis=dim, keepdims=True))
+            return shifted - log_sum.astype(dtype).astype(log_sum.dtype)
+
+        dtype = x.dtype
+        out = float_op(log_softmax, x)
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out

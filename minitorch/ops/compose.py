@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..checks import as_tensor, describe
+from ..checks import as_tensor, check_fill_value, check_indices, describe
+from ..function import check_dtypes
 from ..shape import as_sizes, normalize_dim
 from ..tensor import Tensor
 
@@ -42,11 +43,14 @@ sort_result = return_type("sort")
 
 # --- matrix products with PyTorch's shape checks -------------------------------------------
 def _check_dims(op: str, **tensors: tuple[Any, int]) -> None:
+    """Each operand a tensor of the given number of dims; all of one dtype (the matmul
+    family's one rule, ``check_dtypes(..., "same", ...)``, named for ``op``)."""
     for what, (t, ndim) in tensors.items():
         as_tensor(t, op, what)
         if t.ndim != ndim:
             kind = {1: "1D tensor", 2: "a matrix", 3: "a 3D tensor"}[ndim]
             raise RuntimeError(f"{op}: {what} must be {kind}, but got shape {tuple(t.shape)}")
+    check_dtypes(op, "same", tuple(t for t, _ in tensors.values()))
 
 
 def mm(a: Any, b: Any) -> Any:
@@ -102,28 +106,10 @@ def var(
     *,
     correction: Any = None,
 ) -> Any:
-    """``sum((x - mean)^2) / (N - correction)`` over ``dim`` (all dims by default);
-    ``correction`` defaults to 1 (Bessel's), ``unbiased=False`` means 0. ``t.var(False)``
-    (PyTorch's old positional ``unbiased``) is accepted too."""
-    from . import mean, sum  # noqa: A004 - the ops, not the builtins
-
-    as_tensor(t, "var")
-    if isinstance(dim, (builtins.bool, np.bool_)):  # var(unbiased) of the old signature
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise RuntimeError("var: pass either unbiased or correction, not both")
-    c = (0 if unbiased is not None and not unbiased else 1) if correction is None else correction
-    if not t.dtype.is_floating_point:
-        raise RuntimeError(
-            f"var: expected a floating point input, but got dtype {t.dtype} (std and var "
-            "only support floating point and complex dtypes)"
-        )
-    dims = tuple(range(t.ndim)) if dim is None else dim
-    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    dims = tuple(normalize_dim(d, t.ndim, "var") for d in dims)
-    n = math.prod(t.shape[d] for d in dims)
-    centred = t - mean(t, dim=dims, keepdim=True)
-    return sum(centred * centred, dim=dims, keepdim=keepdim) / builtins.max(n - c, 0)
+    """``sum((x - mean)^2) / (N - correction)`` over ``dim`` (all dims by default, and for
+    ``dim=()``); ``correction`` defaults to 1 (Bessel's), ``unbiased=False`` means 0.
+    ``t.var(False)`` (PyTorch's old positional ``unbiased``) is accepted too."""
+    return _variance(t, dim, unbiased, keepdim, correction, "var")
 
 
 def std(
@@ -135,13 +121,35 @@ def std(
     correction: Any = None,
 ) -> Any:
     """The square root of ``var`` (same arguments)."""
-    return var(t, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _variance(t, dim, unbiased, keepdim, correction, "std").sqrt()
+
+
+def _variance(t: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any, op: str) -> Any:
+    from . import _dims, mean, sum  # noqa: A004 - the ops, not the builtins
+
+    as_tensor(t, op)
+    if isinstance(dim, (builtins.bool, np.bool_)):  # var(unbiased) of the old signature
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{op}: pass either unbiased or correction, not both")
+    c = (0 if unbiased is not None and not unbiased else 1) if correction is None else correction
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: expected a floating point input, but got dtype {t.dtype} (std and var "
+            "only support floating point and complex dtypes)"
+        )
+    dims = _dims(t, dim, op)
+    dims = tuple(range(t.ndim)) if dims is None else dims
+    n = math.prod(t.shape[d] for d in dims)
+    centred = t - mean(t, dim=dims, keepdim=True)
+    return sum(centred * centred, dim=dims, keepdim=keepdim) / builtins.max(n - c, 0)
 
 
 # --- pieces and copies ----------------------------------------------------------------------
 def chunk(t: Any, chunks: int, dim: int = 0) -> tuple:
     """``chunks`` views of (nearly) equal size along ``dim``: each ``ceil(size / chunks)``
-    long, so there may be fewer than ``chunks`` of them, as in PyTorch."""
+    long, so there may be fewer than ``chunks`` of them, as in PyTorch (an empty dim gives
+    ``chunks`` empty views)."""
     from .selection import split
 
     as_tensor(t, "chunk")
@@ -149,8 +157,12 @@ def chunk(t: Any, chunks: int, dim: int = 0) -> tuple:
         raise TypeError(f"chunk(): argument 'chunks' must be int, not {describe(chunks)}")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if t.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor, got a 0-d one")
     size = t.shape[normalize_dim(dim, t.ndim, "chunk")]
-    return split(t, builtins.max(-(-size // chunks), 1) if size else 0, dim)
+    if size == 0:  # as PyTorch: `chunks` empty pieces (a split would give one)
+        return split(t, [0] * int(chunks), dim)
+    return split(t, -(-size // chunks), dim)
 
 
 def repeat(t: Any, *sizes: Any) -> Any:
@@ -179,7 +191,16 @@ def index_select(t: Any, dim: int, index: Any) -> Any:
             f"{tuple(index.shape)} and dtype {index.dtype}"
         )
     d = normalize_dim(dim, builtins.max(t.ndim, 1), "index_select")
+    check_indices(index, _size(t, d), d, "index_select", IndexError)
+    if t.ndim == 0:  # a 0-d tensor is one entry along dim 0, and so is the result
+        picked = t.reshape(1)[index.reshape(-1)]
+        return picked.reshape(()) if picked.numel() == 1 else picked
     return t[(slice(None),) * d + (index.reshape(-1),)]
+
+
+def _size(t: Any, dim: int) -> int:
+    """``t``'s size along ``dim``; a 0-d tensor counts as one entry, as in PyTorch."""
+    return t.shape[dim] if t.ndim else 1
 
 
 def _grid(index: Tensor, dim: int) -> tuple:
@@ -206,22 +227,43 @@ def _check_gather(op: str, t: Any, dim: int, index: Any) -> int:
                 f"{tuple(index.shape)} is larger than input shape {tuple(t.shape)} outside "
                 f"dimension {d}"
             )
+    check_indices(index, _size(t, d), d, op)
     return d
 
 
 def gather(t: Any, dim: int, index: Any) -> Any:
     """``out[i][j] = t[i][index[i][j]]`` for dim 1 (and likewise for other dims)."""
     d = _check_gather("gather", t, dim, index)
+    if t.ndim == 0:
+        return t.reshape(1)[index.reshape(1)].reshape(())
     return t[_grid(index, d)]
 
 
 def scatter_(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
-    """Write ``src`` (a tensor or a number) into ``t`` at ``index`` along ``dim``:
-    ``t[i][index[i][j]] = src[i][j]`` for dim 1; in place, returns ``t``."""
-    d = _check_gather("scatter_", t, dim, index)
+    """Write ``src`` (a tensor of ``t``'s dtype, at least ``index``'s size, or a number) into
+    ``t`` at ``index`` along ``dim``: ``t[i][index[i][j]] = src[i][j]`` for dim 1; in place,
+    returns ``t``."""
+    d = _check_gather("scatter", t, dim, index)
     src = value if src is None else src
     if isinstance(src, Tensor):
+        if src.dtype != t.dtype:
+            raise RuntimeError(
+                f"scatter(): Expected self.dtype to be equal to src.dtype (self {t.dtype}, "
+                f"src {src.dtype})"
+            )
+        if src.ndim != index.ndim or builtins.any(
+            i > s for i, s in zip(index.shape, src.shape, strict=True)
+        ):
+            raise RuntimeError(
+                f"scatter(): Expected index {list(index.shape)} to be no larger size than src "
+                f"{list(src.shape)}"
+            )
         src = src[tuple(slice(0, n) for n in index.shape)]
+    else:
+        check_fill_value(src, t.dtype, "scatter")
+    if t.ndim == 0:
+        t.reshape(1)[index.reshape(1)] = src.reshape(1) if isinstance(src, Tensor) else src
+        return t
     t[_grid(index, d)] = src
     return t
 
@@ -232,15 +274,18 @@ def scatter(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None)
 
 
 def argsort(t: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-    """The indices that sort ``t`` along ``dim`` (ties keep their order)."""
+    """The indices that sort ``t`` along ``dim`` (ties keep their order; NaN is the largest)."""
     as_tensor(t, "argsort")
     d = normalize_dim(dim, builtins.max(t.ndim, 1), "argsort")
     data = t.detach().cpu().numpy()
     if data.ndim == 0:
         return Tensor._from_array(np.zeros((), dtype=np.int64)).to(t.device)
-    # stable in both directions: descending sorts the negated keys (bools as ints)
-    keys = -data.astype(np.float64) if descending else data
-    order = np.argsort(keys, axis=d, kind="stable").astype(np.int64)
+    if descending:  # the stable ascending order of the reversed data, reversed: ties keep
+        # their order and NaN, which numpy sorts last, comes first (the largest, as in PyTorch)
+        backwards = np.argsort(np.flip(data, d), axis=d, kind="stable")
+        order = (data.shape[d] - 1 - np.flip(backwards, d)).astype(np.int64)
+    else:
+        order = np.argsort(data, axis=d, kind="stable").astype(np.int64)
     return Tensor._from_array(order).to(t.device)
 
 
@@ -252,19 +297,55 @@ def sort(t: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
     return sort_result(gather(t, dim, indices), indices)
 
 
+def _at_least(tensors: Sequence[Any], ndim: int, op: str) -> list:
+    """Each tensor viewed with at least ``ndim`` dims, as numpy's ``atleast_Nd``: a 0-d
+    tensor becomes ``(1,)``/``(1, 1)``/``(1, 1, 1)``, a 1-d ``(n,)`` a row ``(1, n)`` and
+    then ``(1, n, 1)``, a 2-d ``(m, n)`` becomes ``(m, n, 1)``."""
+    from . import _check_join
+
+    def grown(t: Tensor) -> Tensor:
+        if t.ndim >= ndim:
+            return t
+        if ndim < 3:
+            return t.reshape((1,) * (ndim - 1) + (-1,))
+        return t.reshape((1, -1, 1) if t.ndim < 2 else (*t.shape, 1))
+
+    return [grown(t) for t in _check_join(tensors, op)]
+
+
 def hstack(tensors: Sequence[Any]) -> Any:
-    """Join along dim 1 (dim 0 for 1-D tensors)."""
-    from . import cat
+    """Join along dim 1 (dim 0 for 1-D tensors; 0-D tensors count as 1-D)."""
+    from . import join
 
-    tensors = [t.reshape(1) if isinstance(t, Tensor) and t.ndim == 0 else t for t in tensors]
-    return cat(tensors, dim=0 if tensors and tensors[0].ndim == 1 else 1)
+    tensors = _at_least(tensors, 1, "hstack")
+    return join(tensors, 0 if tensors[0].ndim == 1 else 1, "hstack")
 
 
-def vstack(tensors: Sequence[Any]) -> Any:
+def vstack(tensors: Sequence[Any], *, _op: str = "vstack") -> Any:
     """Join along dim 0, 0-D and 1-D tensors first made rows."""
-    from . import cat
+    from . import join
 
-    return cat([t.reshape(1, -1) if isinstance(t, Tensor) and t.ndim < 2 else t for t in tensors])
+    return join(_at_least(tensors, 2, _op), 0, _op)
+
+
+def row_stack(tensors: Sequence[Any]) -> Any:
+    """``vstack`` (PyTorch's other name for it)."""
+    return vstack(tensors, _op="row_stack")
+
+
+def dstack(tensors: Sequence[Any]) -> Any:
+    """Join along dim 2, 0-D, 1-D and 2-D tensors first made 3-D."""
+    from . import join
+
+    return join(_at_least(tensors, 3, "dstack"), 2, "dstack")
+
+
+def column_stack(tensors: Sequence[Any]) -> Any:
+    """Join along dim 1, 0-D and 1-D tensors first made columns ``(n, 1)``."""
+    from . import _check_join, join
+
+    columns = [t.reshape(-1, 1) if t.ndim < 2 else t for t in _check_join(tensors, "column_stack")]
+    return join(columns, 1, "column_stack")
 
 
 # --- torch.* spellings of questions asked of a tensor ------------------------------------------

@@ -20,12 +20,15 @@ from .registry import register
 from .scalar import array_function, erf_array
 
 
-def _floating(result: Any, a: Any) -> Any:
-    """A floating op on an integer/bool input gives the default float dtype (float32),
-    as in PyTorch (numpy would give float64)."""
-    if not is_floating(a.dtype) and result.dtype != get_default_dtype().np:
-        return result.astype(get_default_dtype().np)
-    return result
+def float_op(fn: Any, a: Any) -> Any:
+    """Run the floating op ``fn`` on the array ``a`` as PyTorch runs it: an integer or bool
+    input in the default float dtype; float16/bfloat16 in float32, the result rounded once
+    to ``a``'s dtype (a formula of several steps in float16 would round at each step)."""
+    if is_floating(a.dtype):
+        if a.dtype.itemsize == 2:
+            return fn(a.astype("float32")).astype(a.dtype)
+        return fn(a)
+    return fn(a.astype(get_default_dtype().np))
 
 
 def _promote(result: Any, *inputs: Any) -> Any:
@@ -265,7 +268,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(a: Any) -> Any:
-        return _floating(xp(a).exp(a), a)
+        return float_op(xp(a).exp, a)
 
     setup_context = staticmethod(_save_output)
 
@@ -281,7 +284,7 @@ class Log(Function):
 
     @staticmethod
     def forward(a: Any) -> Any:
-        return _floating(xp(a).log(a), a)
+        return float_op(xp(a).log, a)
 
     setup_context = staticmethod(_save_input)
 
@@ -297,7 +300,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(a: Any) -> Any:
-        return _floating(xp(a).sqrt(a), a)
+        return float_op(xp(a).sqrt, a)
 
     setup_context = staticmethod(_save_output)
 
@@ -341,7 +344,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(a: Any) -> Any:
-        return _floating(xp(a).tanh(a), a)
+        return float_op(xp(a).tanh, a)
 
     setup_context = staticmethod(_save_output)
 
@@ -383,7 +386,7 @@ class Sigmoid(Function):
     @staticmethod
     def forward(a: Any) -> Any:
         # 1 / (1 + exp(-a)) overflows for very negative a; the formula above never does.
-        return _floating(array_function(Sigmoid.scalar)(xp(a), a), a)
+        return float_op(lambda x: array_function(Sigmoid.scalar)(xp(x), x), a)
 
     setup_context = staticmethod(_save_output)
 

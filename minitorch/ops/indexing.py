@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import backend
 from ..backend import array_module_of as xp
+from ..checks import check_fill_value
 from ..function import Context, Function
 from ..tensor import Tensor
 from .elementwise import unbroadcast
@@ -62,6 +63,8 @@ def _unique_positions(index: tuple) -> bool:
 
 def _put(out: Any, index: tuple, values: Any, accumulate: bool) -> Any:
     """Write (or, accumulating, add: repeated indices add up) ``values`` at ``out[index]``."""
+    if isinstance(values, (int, float)):  # checked to fit (check_fill_value): numpy's cast
+        values = xp(out).asarray(values).astype(out.dtype)  # wraps -1 into uint8 as PyTorch
     if accumulate:
         _add_at(out, index, values)
     else:
@@ -150,6 +153,7 @@ def setitem(t: Any, index: Any, value: Any) -> None:
     items = index if isinstance(index, tuple) else (index,)
     check_index(items, "setitem")
     _check_value(value, "setitem")
+    check_fill_value(value, t.dtype, "setitem")
     SetItem.apply(t, value, to_backend_index(items), False)
 
 

@@ -42,8 +42,11 @@ class _InplaceOf(InplaceFunction):
     def forward(cls, ctx: Context, out: Any, *args: Any, **kwargs: Any) -> Any:
         if cls._ufunc and type(ctx) is Context:  # not recorded: one pass, no temporary
             xp = array_module_of(out)
-            getattr(xp, cls._ufunc)(out, *args, out=out, casting="same_kind")
-            return out
+            try:
+                getattr(xp, cls._ufunc)(out, *args, out=out, casting="same_kind")
+                return out
+            except (TypeError, ValueError):  # numpy checks before it writes: the path
+                pass  # below says what is wrong (a cast, a broadcast) in PyTorch's words
         op = cls._op
         if op.setup_context is not None:
             result = op.forward(out, *args, **kwargs)
@@ -55,7 +58,7 @@ class _InplaceOf(InplaceFunction):
                 f"{cls.name}: output with shape {list(out.shape)} doesn't match the broadcast "
                 f"shape {list(result.shape)}"
             )
-        if is_floating(result.dtype) and not is_floating(out.dtype):
+        if _kind(result.dtype) > _kind(out.dtype):  # float into int, int into bool
             raise RuntimeError(
                 f"{cls.name}: result type {result.dtype} can't be cast to the desired output "
                 f"type {out.dtype}"
@@ -69,6 +72,12 @@ class _InplaceOf(InplaceFunction):
     @classmethod
     def backward(cls, ctx: Context, *grads: Any) -> Any:
         return cls._op.backward(ctx, *grads)
+
+
+def _kind(dtype: Any) -> int:
+    """bool < integer < floating: an in-place op may not write a result of a higher kind
+    into its tensor (PyTorch's 'result type Float can't be cast to ... Long')."""
+    return 2 if is_floating(dtype) else 0 if dtype.kind == "b" else 1
 
 
 _VARIANTS: dict[type[Function], type[InplaceFunction]] = {}

@@ -36,7 +36,7 @@ _PRODUCTS = {
 
 
 class MatMul(Function):
-    dtypes = "same kind"
+    dtypes = "same"  # PyTorch's rule: float32 @ float64 is refused, not promoted
 
     @staticmethod
     def grad_fn_name(a: Any, b: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import array_module_of as xp
-from ..checks import as_bool, as_tensor, describe
+from ..checks import as_bool, as_tensor, check_fill_value, describe
 from ..dtypes import bool as bool_
 from ..dtypes import is_floating
 from ..function import Context, Function
@@ -38,10 +38,7 @@ class MaskedFill(Function):
     @staticmethod
     def forward(a: Any, mask: Any, value: Any) -> Any:
         m = xp(a)
-        fill = m.asarray(value)
-        if not is_floating(a.dtype) and is_floating(fill.dtype) and not np.isfinite(float(fill)):
-            raise ValueError(f"value {float(fill)} cannot be converted to type {a.dtype}")
-        return m.where(mask, fill.astype(a.dtype), a)
+        return m.where(mask, m.asarray(value).astype(a.dtype), a)
 
     @staticmethod
     def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
@@ -72,9 +69,9 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                 f"masked_fill: only supports a 0-dimensional value tensor, but got tensor "
                 f"with {value.ndim} dimension(s) (shape {value.shape})"
             )
-    elif isinstance(value, (builtins.bool, np.bool_)) or not isinstance(value, (int, float)):
-        if not isinstance(value, np.number):
-            raise TypeError(f"masked_fill: value must be a number, but got {describe(value)}")
+    elif not isinstance(value, (int, float, np.number, np.bool_)):
+        raise TypeError(f"masked_fill: value must be a number, but got {describe(value)}")
+    check_fill_value(value, input.dtype, "masked_fill")
     broadcast_shapes(input.shape, mask.shape, op="masked_fill")
     return MaskedFill.apply(input, mask, value)
 
@@ -289,7 +286,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
             raise RuntimeError(
                 f"split: split_size must be positive (or 0 for an empty dim), got {step}"
             )
-        sizes = [min(step, size - start) for start in range(0, size, step)] if step else [0]
+        # an empty dim is one empty piece, as in PyTorch
+        sizes = [min(step, size - start) for start in range(0, size, step)] if size else [0]
     elif isinstance(split_size_or_sections, (list, tuple)):
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != size or builtins.any(s < 0 for s in sizes):

@@ -21,7 +21,7 @@ from typing import Any
 from ..backend import array_module_of as xp
 from ..dtypes import is_floating
 from ..function import Context, Function
-from .elementwise import _floating, _promote, _shape, unbroadcast
+from .elementwise import _promote, _shape, float_op, unbroadcast
 from .registry import register
 
 Derivative = Callable[[Any, Any], Any]
@@ -34,7 +34,7 @@ def _unary(
     (``derivative`` None: a piecewise constant op, whose gradient is zero)."""
 
     def forward(a: Any) -> Any:
-        return _floating(getattr(xp(a), ufunc)(a), a)
+        return float_op(getattr(xp(a), ufunc), a)
 
     def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
         ctx.save_for_backward(inputs[0], output)
@@ -104,8 +104,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(a: Any) -> Any:
-        a = _floating(a, a)
-        return xp(a).reciprocal(xp(a).sqrt(a))
+        return float_op(lambda x: xp(x).reciprocal(xp(x).sqrt(x)), a)
 
     @staticmethod
     def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:

@@ -11,7 +11,10 @@ from .optimizer import Optimizer
 
 
 class LRScheduler:
-    """Sets each group's ``lr`` from its ``initial_lr`` and the step count ``last_epoch``."""
+    """Sets each group's ``lr`` at every ``step()``, as PyTorch's schedulers do: from the
+    group's current ``lr`` (chainable: two schedulers on one optimizer compose, and a
+    scheduler restored from its ``state_dict`` goes on from the optimizer's restored lr),
+    ``initial_lr`` (kept in the group) and the step count ``last_epoch``."""
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         name = type(self).__name__
@@ -19,16 +22,30 @@ class LRScheduler:
             raise TypeError(f"{name}: expected an Optimizer, but got {describe(optimizer)}")
         as_number(last_epoch, name, "last_epoch", low=-1, integer=True)
         self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            group.setdefault("initial_lr", group["lr"])
+        for i, group in enumerate(optimizer.param_groups):
+            if last_epoch == -1:
+                group.setdefault("initial_lr", group["lr"])
+            elif "initial_lr" not in group:  # resuming needs the optimizer's saved state
+                raise KeyError(
+                    f"{name}: param 'initial_lr' is not specified in param_groups[{i}] when "
+                    f"resuming scheduler with last_epoch >= 0 (last_epoch={last_epoch}); load "
+                    "the optimizer's state_dict first, or start with last_epoch=-1"
+                )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._step_count = 0
+        self._is_initial = True
         self.step()
+        self._is_initial = False
 
     def get_lr(self) -> list[float]:
         raise NotImplementedError
 
+    def _current(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
     def step(self) -> None:
+        self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
             group["lr"] = lr
@@ -38,10 +55,16 @@ class LRScheduler:
         return self._last_lr
 
     def state_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        """Everything but the optimizer (and LambdaLR's functions), copied: a later step
+        changes neither the dict nor a scheduler it was loaded into."""
+        return {
+            k: list(v) if isinstance(v, list) else v
+            for k, v in self.__dict__.items()
+            if k not in ("optimizer", "lr_lambdas")
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({k: list(v) if isinstance(v, list) else v for k, v in state.items()})
 
 
 class StepLR(LRScheduler):
@@ -54,7 +77,9 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+        if self.last_epoch == 0 or self.last_epoch % self.step_size:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
 
 
 class ExponentialLR(LRScheduler):
@@ -66,7 +91,9 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+        if self._is_initial:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
 
 
 class MultiStepLR(LRScheduler):
@@ -84,8 +111,10 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        passed = sum(1 for m in self.milestones if m <= self.last_epoch)
-        return [base * self.gamma**passed for base in self.base_lrs]
+        times = self.milestones.count(self.last_epoch)  # a milestone listed twice: gamma**2
+        if not times:
+            return self._current()
+        return [lr * self.gamma**times for lr in self._current()]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -98,11 +127,20 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        t = self.last_epoch
-        return [
-            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * t / self.T_max)) / 2
-            for base in self.base_lrs
-        ]
+        t, T, low = self.last_epoch, self.T_max, self.eta_min  # noqa: N806
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and t > 0:  # resumed: the closed form
+            return [
+                low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2 for base in self.base_lrs
+            ]
+        if (t - 1 - T) % (2 * T) == 0:  # the bottom of the cosine: turn back up
+            return [
+                lr + (base - low) * (1 - math.cos(math.pi / T)) / 2
+                for base, lr in zip(self.base_lrs, self._current(), strict=True)
+            ]
+        ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+        return [ratio * (lr - low) + low for lr in self._current()]
 
 
 class LambdaLR(LRScheduler):
@@ -144,6 +182,10 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        progress = min(self.last_epoch, self.total_iters) / self.total_iters
-        factor = self.start_factor + (self.end_factor - self.start_factor) * progress
-        return [base * factor for base in self.base_lrs]
+        start, end, n = self.start_factor, self.end_factor, self.total_iters
+        if self.last_epoch == 0:
+            return [lr * start for lr in self._current()]
+        if self._is_initial or self.last_epoch > n:
+            return self._current()
+        factor = 1.0 + (end - start) / (n * start + (self.last_epoch - 1) * (end - start))
+        return [lr * factor for lr in self._current()]

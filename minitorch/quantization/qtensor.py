@@ -153,6 +153,23 @@ class QuantizedTensor:
         )
         return (self._int_repr.float() - zero_point) * scale
 
+    def _refuse(self, op: str) -> RuntimeError:
+        return RuntimeError(
+            f"{op}: not supported on a quantized tensor (shape {tuple(self.shape)}, "
+            f"{self.dtype}); compute on qt.dequantize() (a float Tensor) instead"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        """A Tensor method that a quantized tensor lacks: an error naming it, in PyTorch's
+        manner, rather than Python's bare AttributeError."""
+        if not name.startswith("_") and callable(getattr(Tensor, name, None)):
+
+            def refused(*args: Any, **kwargs: Any) -> Any:
+                raise self._refuse(name)
+
+            return refused
+        raise AttributeError(f"'QuantizedTensor' object has no attribute {name!r}")
+
     def _need_per_tensor(self, method: str) -> None:
         if self._qscheme.per_channel:
             raise RuntimeError(
@@ -310,3 +327,23 @@ def _channel_values(
             f"{values.shape}"
         )
     return values.detach().to(dtype=dtype, device=like.device)
+
+
+def _refusing(op: str) -> Any:
+    def method(self: QuantizedTensor, *args: Any) -> Any:
+        raise self._refuse(op)
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+#: Arithmetic on a QuantizedTensor is refused by name (``qt + 1`` says 'add: not supported
+#: on a quantized tensor'), as PyTorch refuses most ops on quantized tensors.
+for _dunder, _op in {
+    "add": "add", "radd": "add", "sub": "sub", "rsub": "sub", "mul": "mul", "rmul": "mul",
+    "truediv": "div", "rtruediv": "div", "floordiv": "floor_divide", "mod": "remainder",
+    "pow": "pow", "rpow": "pow", "matmul": "matmul", "rmatmul": "matmul", "neg": "neg",
+    "abs": "abs", "getitem": "getitem", "setitem": "setitem", "lt": "lt", "le": "le",
+    "gt": "gt", "ge": "ge", "iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_",
+}.items():  # fmt: skip
+    setattr(QuantizedTensor, f"__{_dunder}__", _refusing(_op))

@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ class BPETokenizer:
     """A byte-level BPE tokenizer: ``train`` it on text, then ``encode``/``decode``."""
 
     def __init__(self, merges: Sequence[Pair] = ()) -> None:
-        self.merges: list[Pair] = [(int(a), int(b)) for a, b in merges]
+        self.merges: list[Pair] = _as_pairs(merges, "BPETokenizer")
         _check_merges(self.merges, "BPETokenizer")
         self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
         for a, b in self.merges:
@@ -128,7 +129,7 @@ class BPETokenizer:
         """Learn ``vocab_size - 256`` merges on ``text`` (its UTF-8 bytes)."""
         if not isinstance(text, str):
             raise TypeError(f"BPETokenizer.train: text must be a str, but got {describe(text)}")
-        return cls(train_bpe(text.encode("utf-8"), vocab_size))
+        return cls(train_bpe(_utf8(text, "BPETokenizer.train"), vocab_size))
 
     @property
     def vocab_size(self) -> int:
@@ -143,7 +144,7 @@ class BPETokenizer:
         never an earlier one: applying merge 0, then 1, then 2 ... gives the same tokens."""
         if not isinstance(text, str):
             raise TypeError(f"BPETokenizer.encode: text must be a str, but got {describe(text)}")
-        ids = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+        ids = np.frombuffer(_utf8(text, "BPETokenizer.encode"), dtype=np.uint8).astype(np.int64)
         for rank, pair in enumerate(self.merges):
             if len(ids) < 2:
                 break
@@ -153,16 +154,25 @@ class BPETokenizer:
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids``; bytes that are not valid UTF-8 (a cut multi-byte
         character) become U+FFFD, the replacement character."""
-        if hasattr(ids, "tolist"):
+        if hasattr(ids, "tolist"):  # a tensor or an array of token ids
             ids = ids.tolist()
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise TypeError(
+                f"BPETokenizer.decode: ids must be a sequence of token ids (ints), but got "
+                f"{describe(ids)}"
+            )
         out = []
         for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.vocab_size:
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise TypeError(
+                    f"BPETokenizer.decode: a token id must be an int, not {describe(i)}"
+                )
+            if not 0 <= i < self.vocab_size:
                 raise ValueError(
-                    f"BPETokenizer.decode: token {i!r} is not in the vocabulary "
+                    f"BPETokenizer.decode: token {int(i)} is not in the vocabulary "
                     f"(0 to {self.vocab_size - 1})"
                 )
-            out.append(self.vocab[i])
+            out.append(self.vocab[int(i)])
         return b"".join(out).decode("utf-8", errors="replace")
 
     def save(self, path: str | os.PathLike) -> None:
@@ -200,6 +210,36 @@ class BPETokenizer:
 
     def __repr__(self) -> str:
         return f"BPETokenizer(vocab_size={self.vocab_size})"
+
+
+def _utf8(text: str, op: str) -> bytes:
+    """``text``'s UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is named."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{op}: text has a lone surrogate {text[err.start]!r} at position {err.start}, "
+            "which is not valid Unicode text and has no UTF-8 bytes"
+        ) from None
+
+
+def _as_pairs(merges: Any, op: str) -> list[Pair]:
+    """``merges`` as a list of ``(int, int)`` pairs (numpy ints too), or a clear error."""
+    if isinstance(merges, (str, bytes)) or not hasattr(merges, "__iter__"):
+        raise TypeError(
+            f"{op}: merges must be a sequence of (int, int) pairs, got {describe(merges)}"
+        )
+    pairs = []
+    for k, m in enumerate(merges):
+        ok = isinstance(m, (tuple, list)) and len(m) == 2
+        if not ok or any(
+            isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in m
+        ):
+            raise ValueError(
+                f"{op}: merge {k} must be a pair of ints (token ids), got {describe(m)}"
+            )
+        pairs.append((int(m[0]), int(m[1])))
+    return pairs
 
 
 def _check_merges(merges: list[Pair], op: str) -> None:

@@ -425,7 +425,10 @@ def test_trains_a_tiny_regression(run):
     weight, bias = run(linear_fit)
     x, y = _regression_data()
     assert bias is not None, "Linear(3, 2) has no bias"
-    pred = F.linear(x, minitorch.tensor(weight), minitorch.tensor(bias))
+    # (the probe returns float64 values; linear takes one dtype, as PyTorch's)
+    pred = F.linear(
+        x, minitorch.tensor(weight, dtype=x.dtype), minitorch.tensor(bias, dtype=x.dtype)
+    )
     loss = F.mse_loss(pred, y).item()
     assert loss < 1e-4, (
         f"after 300 SGD steps fitting y = x @ A.T + b, the loss is {loss:.4g}, "

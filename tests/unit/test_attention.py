@@ -112,7 +112,7 @@ def test_causal_mask_is_aligned_top_left():
         (dict(attn_mask=np.ones((4, 5), dtype=bool), is_causal=True), "should not be set"),
         (dict(attn_mask=np.ones((4, 5), dtype=np.int64)), "attn_mask dtype"),
         (dict(attn_mask=np.ones((4, 5), dtype=np.float16)), "attn_mask dtype"),
-        (dict(dropout_p=1.0), "dropout_p"),
+        (dict(dropout_p=1.5), "dropout_p"),
         (dict(key=np.zeros((2, 5, 6), dtype=np.float32)), "same dtype"),
         (dict(query=np.zeros(6)), "at least 2 dims"),
     ],

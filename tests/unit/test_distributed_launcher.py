@@ -125,3 +125,15 @@ def test_max_restarts_resumes_from_the_checkpoint(tmp_path):
 def test_bad_arguments():
     run = _launch("--nproc", 0, "x.py")
     assert run.returncode == 2 and "--nproc must be at least 1" in run.stderr
+
+
+def test_a_script_that_cannot_run_is_one_line_before_any_worker_starts(tmp_path):
+    # catches: a syntax error printed by every worker inside its [rankR]: prefix
+    script = tmp_path / "broken.py"
+    script.write_text("x = 1\ndef f(:\n    pass\n")
+    run = _launch("--nproc", 2, script)
+    assert run.returncode == 2 and "[rank" not in run.stderr + run.stdout
+    assert f"SyntaxError in {script}, line 2" in run.stderr
+    assert "started" not in run.stderr  # no worker was started
+    missing = _launch("--nproc", 2, tmp_path / "missing.py")
+    assert missing.returncode == 2 and "can't open script" in missing.stderr

@@ -249,3 +249,15 @@ def test_an_argument_that_defaults_to_none_is_tested_when_called():
     assert scripted(mt.ones(1)).tolist() == [1.0]
     assert scripted(mt.ones(1), mt.ones(1) * 2).tolist() == [3.0]
     assert scripted(mt.ones(1), y=mt.ones(1) * 4).tolist() == [5.0]
+
+
+def test_a_scripted_or_traced_function_is_a_script_function():
+    # catches: jit.script(f) of a function with an early return giving a ScriptModule, where
+    # PyTorch gives a torch.jit.ScriptFunction (and a Module stays a ScriptModule)
+    scripted = jit.script(clip_or_shift)
+    traced = jit.trace(lambda x: x * 2, (mt.ones(2),))
+    assert type(scripted) is jit.ScriptFunction and type(traced) is jit.ScriptFunction
+    assert type(jit.script(mt.nn.Linear(2, 2))) is jit.ScriptModule
+    assert (
+        scripted(mt.tensor([3.0, -1.0])).tolist() == clip_or_shift(mt.tensor([3.0, -1.0])).tolist()
+    )

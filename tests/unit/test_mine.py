@@ -288,6 +288,17 @@ def test_a_wrong_topological_order_is_named() -> None:
     assert "exercise 02.6" in str(caught.value)
 
 
+def test_a_piece_with_the_wrong_signature_names_its_exercise_in_the_message() -> None:
+    # catches: the exercise named only in an exception note, which str(err) omits
+    def topological_order():  # takes no tensor
+        return []
+
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    with mine.use({"topological_order": topological_order}), pytest.raises(TypeError) as caught:
+        (x * 2).sum().backward()
+    assert "exercise 02.6" in str(caught.value) and "positional argument" in str(caught.value)
+
+
 def test_an_adam_with_a_wrong_update_trains_differently() -> None:
     from minitorch.optim import Optimizer
 

@@ -447,3 +447,20 @@ def test_float16_dynamic_matches_torch():
         torch.testing.assert_close(
             torch.tensor(numpy_of(mq(minitorch.tensor(x)))), tq(torch.tensor(x))
         )
+
+
+def test_a_quantized_tensor_refuses_arithmetic_by_name():
+    # catches: qt + 1 failing with Python's "unsupported operand type(s) for +" and
+    # qt.sum() with a bare AttributeError (PyTorch refuses ops on quantized tensors by name)
+    qt = Q.quantize_per_tensor(minitorch.ones(3), 0.1, 0, minitorch.qint8)
+    for call, op in [
+        (lambda: qt + 1, "add"),
+        (lambda: 2 * qt, "mul"),
+        (lambda: qt.sum(), "sum"),
+        (lambda: qt[0], "getitem"),
+    ]:
+        with pytest.raises(RuntimeError, match=rf"^{op}: not supported on a quantized tensor"):
+            call()
+    assert (qt.dequantize() + 1).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(AttributeError):
+        qt.not_a_tensor_method  # noqa: B018

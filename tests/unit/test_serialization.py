@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import serialization
+from minitorch import nn, serialization
 from minitorch.serialization import SerializationError, load, save
 
 DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
@@ -45,7 +45,7 @@ def assert_same_tensor(got, expected: np.ndarray) -> None:
     assert isinstance(got, minitorch.Tensor)
     assert got.dtype.name == expected.dtype.name
     assert got.shape == expected.shape
-    assert got.numpy().tobytes() == np.ascontiguousarray(expected).tobytes()  # bit-exact
+    assert got.detach().numpy().tobytes() == np.ascontiguousarray(expected).tobytes()  # bit-exact
 
 
 def optimizer_state() -> dict:
@@ -83,9 +83,12 @@ def test_special_float_values_survive(tmp_path):
     assert_same_tensor(roundtrip(minitorch.from_numpy(half), tmp_path), half)
 
 
-def test_views_are_saved_as_their_values(tmp_path):
+def test_views_keep_their_layout_and_share_their_storage(tmp_path):
+    # catches: views saved as contiguous copies (strides lost, writes no longer shared), as
+    # torch.save keeps them
     base = minitorch.arange(24, dtype=minitorch.float32).reshape(4, 6)
     views = {
+        "base": base,
         "T": base.T,
         "strided": base[::2, 1::2],
         "row": base[1],
@@ -94,16 +97,29 @@ def test_views_are_saved_as_their_values(tmp_path):
     got = roundtrip(views, tmp_path)
     for name, view in views.items():
         assert_same_tensor(got[name], np.array(view.numpy()))
-        assert got[name].is_contiguous()
-        assert got[name].numel() == view.numel()  # only what the view shows, not the storage
+        assert got[name].stride() == view.stride(), name
+        assert got[name].storage_offset() == view.storage_offset(), name
+    got["base"][1, 1] = -1.0  # one storage for all of them, as in the saved object
+    assert got["row"][1].item() == -1.0 and got["T"][1, 1].item() == -1.0
+    assert got["strided"][0, 0].item() == 1.0 and base[1, 1].item() == 7.0
 
 
-def test_loaded_tensors_are_independent_and_writable(tmp_path):
+def test_the_same_tensor_twice_loads_as_one_tensor_apart_from_the_original(tmp_path):
     t = minitorch.zeros(3)
-    got = roundtrip({"a": t, "b": t}, tmp_path)
-    got["a"][0] = 5.0  # writable
-    assert got["b"].tolist() == [0.0, 0.0, 0.0]  # shared memory is not preserved
-    assert t.tolist() == [0.0, 0.0, 0.0]
+    got = roundtrip({"a": t, "b": t, "c": minitorch.zeros(3)}, tmp_path)
+    assert got["a"] is got["b"] and got["c"] is not got["a"]
+    got["a"][0] = 5.0  # writable, and the original is untouched
+    assert got["c"].tolist() == [0.0, 0.0, 0.0] and t.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_parameters_and_requires_grad_survive_a_round_trip(tmp_path):
+    # catches: a Parameter loaded as a plain tensor, requires_grad dropped (torch keeps both)
+    p, frozen = nn.Parameter(minitorch.ones(2)), nn.Parameter(minitorch.ones(2), False)
+    leaf = minitorch.ones(2, requires_grad=True)
+    got = roundtrip([p, frozen, leaf, leaf * 2, minitorch.ones(2)], tmp_path)
+    assert [type(t).__name__ for t in got] == ["Parameter", "Parameter"] + ["Tensor"] * 3
+    assert [t.requires_grad for t in got] == [True, False, True, True, False]
+    assert all(t.is_leaf for t in got)  # a saved non-leaf loads as a leaf, as in PyTorch
 
 
 def test_nested_structure_and_key_types_are_preserved(tmp_path):
@@ -146,7 +162,7 @@ def test_state_dict_of_ordered_dict_with_grad_tensors(tmp_path):
     got = roundtrip(OrderedDict(weight=w, bias=minitorch.zeros(2)), tmp_path)
     assert type(got) is dict and list(got) == ["weight", "bias"]
     assert_same_tensor(got["weight"], w.detach().numpy())
-    assert not got["weight"].requires_grad
+    assert got["weight"].requires_grad and got["weight"].is_leaf
 
 
 def test_file_objects_and_str_paths(tmp_path):
@@ -169,14 +185,16 @@ def test_the_file_layout_matches_the_documented_format(tmp_path):
     data = path.read_bytes()
     assert data[:10] == b"MINITORCH\x00"
     version, header_len = struct.unpack("<IQ", data[10:22])
-    assert version == 1
+    assert version == 2
     header_end = 22 + header_len
     assert data[header_end : header_end + 32] == hashlib.sha256(data[:header_end]).digest()
     header = json.loads(data[22:header_end])
-    entry = {"type": "tensor", "dtype": "int16", "shape": [1, 3], "offset": 0, "nbytes": 6}
+    entry = {"type": "tensor", "id": 0, "storage": 0, "shape": [1, 3], "stride": [3, 1]}
+    entry.update(storage_offset=0, requires_grad=False, parameter=False)
     item = {"type": "tuple", "items": [entry, None]}
     assert header == {
         "data_nbytes": 6,
+        "storages": [{"dtype": "int16", "offset": 0, "nbytes": 6}],
         "object": {"type": "dict", "items": [["a", 1.5], [2, item]]},
     }
     start = -(-(header_end + 32) // 64) * 64
@@ -189,8 +207,8 @@ def test_tensor_offsets_are_aligned(tmp_path):
     path = tmp_path / "a.mt"
     save([minitorch.ones(3, dtype=minitorch.int8), minitorch.ones(5), minitorch.ones(0)], path)
     header_len = struct.unpack("<Q", path.read_bytes()[14:22])[0]
-    items = json.loads(path.read_bytes()[22 : 22 + header_len])["object"]
-    assert [e["offset"] for e in items] == [0, 64, 128]
+    storages = json.loads(path.read_bytes()[22 : 22 + header_len])["storages"]
+    assert [e["offset"] for e in storages] == [0, 64, 128]
 
 
 # --- map_location ---------------------------------------------------------------------------
@@ -414,7 +432,7 @@ def test_random_bytes_and_empty_files(tmp_path):
     expect_error(path, "is empty")
     path.write_bytes(b"MINITORCH\x00" + bytes(2000))
     expect_error(path, "version 0")
-    path.write_bytes(b"MINITORCH\x00" + struct.pack("<IQ", 2, 0) + bytes(100))
+    path.write_bytes(b"MINITORCH\x00" + struct.pack("<IQ", 3, 0) + bytes(100))
     expect_error(path, "newer minitorch")
 
 
@@ -459,6 +477,45 @@ def packed(header, data: bytes = b"") -> io.BytesIO:
 def tensor_entry(**changes) -> dict:
     entry = {"type": "tensor", "dtype": "float32", "shape": [2], "offset": 0, "nbytes": 8}
     return {**entry, **changes}
+
+
+def packed_v2(obj, storages, data: bytes) -> io.BytesIO:
+    """A version 2 file with valid checksums around any header."""
+    raw = json.dumps({"data_nbytes": len(data), "storages": storages, "object": obj}).encode()
+    head = b"MINITORCH\x00" + struct.pack("<IQ", 2, len(raw)) + raw
+    head += hashlib.sha256(head).digest()
+    body = head + bytes(-len(head) % 64) + data
+    f = io.BytesIO(body + hashlib.sha256(body).digest())
+    f.name = "crafted.mt"
+    return f
+
+
+def view_entry(**changes) -> dict:
+    entry = {"type": "tensor", "id": 0, "storage": 0, "shape": [2], "stride": [1]}
+    entry.update(storage_offset=0, requires_grad=False, parameter=False)
+    return {**entry, **changes}
+
+
+@pytest.mark.parametrize(
+    "entry, phrase",
+    [
+        (view_entry(shape=[3]), "past the end"),
+        (view_entry(storage_offset=1), "past the end"),
+        (view_entry(stride=[-1]), "stride must be"),
+        (view_entry(stride=[1, 1]), "stride"),
+        (view_entry(storage=1), "not one of the file's storages"),
+        (view_entry(requires_grad=1), "true or false"),
+        (view_entry(id=-1), "id must be"),
+    ],
+)
+def test_a_crafted_view_that_reads_outside_its_storage_is_refused(entry, phrase):
+    storages = [{"dtype": "float32", "offset": 0, "nbytes": 8}]
+    assert load(packed_v2(view_entry(), storages, bytes(8))).tolist() == [0.0, 0.0]
+    with pytest.raises(SerializationError, match=phrase):
+        load(packed_v2(entry, storages, bytes(8)))
+    ints = [{"dtype": "int32", "offset": 0, "nbytes": 8}]
+    with pytest.raises(SerializationError, match="can't require grad"):
+        load(packed_v2(view_entry(requires_grad=True), ints, bytes(8)))
 
 
 def test_a_crafted_good_file_loads():
