@@ -32,6 +32,7 @@ simulator refuses as a GPU would.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import math
@@ -410,6 +411,42 @@ def check_types(func: Any, name: str, args: tuple) -> None:
     language_rules.check_types(func, name, args, sys.modules[__name__])
 
 
+def _code_names(code: Any) -> set[str]:
+    """The global and attribute names ``code`` and the code nested in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
+
+
+def _module_attributes(code: Any) -> list[tuple[str, str]]:
+    """``(name, attribute)`` for each ``name.attribute`` that ``code`` (and the code nested
+    in it) reads off a global: the byte code's global load followed by an attribute load."""
+    import dis
+
+    found, previous = [], None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous is not None:
+            found.append((previous, ins.argval))
+        previous = ins.argval if ins.opname in ("LOAD_GLOBAL", "LOAD_DEREF") else None
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            found += _module_attributes(const)
+    return found
+
+
+def _refuse_builtins(func: Any, names: set[str]) -> None:
+    """Refuse a call of a Python built-in a GPU has no counterpart for (``sorted``, ...)."""
+    for name in sorted(names):
+        value = getattr(builtins, name, None)
+        if callable(value) and name not in language_rules.BUILTINS:
+            raise KernelLanguageError(
+                f"kernel `{func.__name__}` calls the Python built-in `{name}`: a GPU kernel "
+                f"can use only {', '.join(language_rules.BUILTINS)} (and jit.* built-ins)"
+            )
+
+
 def check_language(func: Any, _seen: set | None = None, device: bool = False) -> None:
     """Refuse a kernel that calls numpy/cupy/torch/minitorch (a GPU thread cannot run them),
     or uses what ``cupyx.jit`` cannot compile (:mod:`minitorch.cuda.language_rules`)."""
@@ -420,10 +457,16 @@ def check_language(func: Any, _seen: set | None = None, device: bool = False) ->
         tree = ast.parse(source_of(func))
     except (OSError, TypeError, SyntaxError, IndexError):
         tree = None
+    if tree is not None and not tree.body:  # no lines to read (code run from a string)
+        tree = None
     used: list[tuple[str, Any]] = []
-    if tree is None:
+    if tree is None:  # what the code object names: its globals, modules' attributes, built-ins
         used = [(n, v) for n, v in scope.items() if not isinstance(v, ModuleType)]
-        used += [(n, v) for n, v in scope.items() if isinstance(v, ModuleType)]
+        for n, attr in _module_attributes(func.__code__):
+            module = scope.get(n)
+            if isinstance(module, ModuleType) and attr not in _DTYPE_NAMES:
+                used.append((f"{n}.{attr}", getattr(module, attr, module)))
+        _refuse_builtins(func, _code_names(func.__code__) - set(scope))
     else:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):

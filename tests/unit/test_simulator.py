@@ -238,3 +238,27 @@ def test_shared_memory_takes_numpy_scalar_types_as_cupyx_jit_does():
     out = np.zeros(4, dtype=np.float32)
     copy_through_shared[1, 4](np.arange(4, dtype=np.float32), out)
     assert out.tolist() == [3.0, 2.0, 1.0, 0.0]
+
+
+# catches: a kernel with no source lines to read (defined by exec of a string, as a
+# notebook's or a tool's generated code is) passing the language check unread, so that it
+# ran numpy or Python built-ins in the simulator where cupyx.jit refuses to compile them
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ("out[i] = np.sqrt(x[i])", "np.sqrt"),
+        ("out[i] = root(x[i])", "root"),
+        ("out[i] = sorted((x[i], 1.0))[0]", "sorted"),
+        ("out[i] = abs(x[i])", "abs"),
+    ],
+)
+def test_a_kernel_from_a_string_is_held_to_the_kernel_language(body, named):
+    namespace = {"jit": jit, "np": np, "root": np.sqrt}
+    header = "@jit.rawkernel()\ndef k(x, out):\n    i = jit.threadIdx.x\n"
+    exec(header + "    " + body + "\n", namespace)
+    x, out = np.arange(4, dtype=np.float32), np.zeros(4, dtype=np.float32)
+    with pytest.raises(KernelLanguageError, match=named):
+        namespace["k"][1, 4](x, out)
+    exec(header + "    out[i] = max(x[i], np.float32(1.0)) + jit.exp(x[i])\n", namespace)
+    namespace["k"][1, 4](x, out)  # the kernel language itself runs
+    assert np.allclose(out, np.maximum(x, 1.0) + np.exp(x))
