@@ -19,10 +19,11 @@ once and the cast reused (the cast cache), however many ops read it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..backend import get as _backend
@@ -195,6 +196,25 @@ class autocast:  # noqa: N801 - PyTorch's name
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+@contextlib.contextmanager
+def state_kept() -> Iterator[None]:
+    """Put this thread's autocast state back as it was when the block ends, however it
+    ends: a region a learner's code opened and never closed, or one a time limit's signal
+    interrupted inside ``__enter__`` (where ``with`` never calls ``__exit__``), is closed,
+    and the layer's users counted again."""
+    saved = (_state.dtypes, _state.cache_enabled, _state.depth)
+    try:
+        yield
+    finally:
+        for _ in range(_state.depth - saved[2]):  # regions left open
+            _LAYER.disengage()
+        for _ in range(saved[2] - _state.depth):  # regions closed that were open before
+            _LAYER.engage()
+        _state.dtypes, _state.cache_enabled, _state.depth = saved
+        if _state.depth == 0:
+            _state.cache.clear()
 
 
 # --- the policy, as Function.apply runs it -------------------------------------------------

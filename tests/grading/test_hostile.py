@@ -403,7 +403,8 @@ def test_children_the_notebook_starts_are_stopped_with_it(hostile):
 
 
 def test_honest_parts_of_a_hostile_notebook_still_score(hostile):
-    report = hostile(ADD, KILL_PARENT, GREET)
+    # (limits a loaded 2-core machine keeps: what is tested is the score, not the clock)
+    report = hostile(ADD, KILL_PARENT, GREET, timeout=5.0, cell_timeout=5.0)
     assert report.result("99.1").score == 2 and report.result("99.3").score == 1
     report = hostile(ADD, HUGE_MESSAGE, timeout=5.0)  # (building the message takes a while)
     assert report.result("99.1").score == 2

@@ -138,3 +138,34 @@ def test_the_status_shown_is_the_most_telling_one():
 
 def test_points_are_printed_briefly():
     assert [format_points(p) for p in (2.0, 1.3333, 0.5, 0, 10)] == ["2", "1.33", "0.5", "0", "10"]
+
+
+# catches: a learner's code (or a time limit's signal inside autocast's __enter__) leaving
+# an autocast region open or grad mode off in this process, so that every judge and test
+# after it on the same pytest worker computed in bfloat16 or recorded no graph
+def test_a_probe_leaves_the_framework_switches_as_it_found_them():
+    from types import SimpleNamespace
+
+    import minitorch as mt
+    from minitorch.amp import autocast_mode
+    from minitorch.course.grading.probes import call_probe
+
+    def leaves_things_on(nb):
+        mt.autocast("cpu").__enter__()  # opened, never closed
+        mt.set_grad_enabled(False)
+        return nb.value
+
+    def layers():
+        return [type(layer).__name__ for layer in mt.function.layers()]
+
+    reply = call_probe(leaves_things_on, SimpleNamespace(value=3), [], timeout=5.0)
+    assert reply == {"ok": 3}
+    assert not autocast_mode.is_autocast_enabled("cpu") and mt.is_grad_enabled()
+    assert "Autocast" not in layers()
+    assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype is mt.float32
+    with mt.autocast("cpu") as region:  # a region the caller had open stays open
+        closes = SimpleNamespace(region=region)
+        call_probe(lambda nb: nb.region.__exit__(None, None, None), closes, [], 5.0)
+        assert autocast_mode.is_autocast_enabled("cpu") and "Autocast" in layers()
+        region._saved.append(({}, True))  # (what its __exit__ pops: the probe took it)
+    assert "Autocast" not in layers()

@@ -29,7 +29,8 @@ import ast
 import builtins
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import CodeType
 from typing import Any, TypeVar
 
@@ -162,6 +163,34 @@ def call_probe(
     ``limit``, which the message names).
     """
     forbidden = getattr(func, "__minitorch_forbid__", None)
+    with _switches_kept():
+        return _call_probe(func, nb, args, timeout, limit, forbidden)
+
+
+@contextmanager
+def _switches_kept() -> Iterator[None]:
+    """This thread's framework switches (grad mode, anomaly mode, autocast) as they were
+    before the learner's code ran, whatever it left on or a time limit interrupted: the
+    judges, and ``check()``'s notebook, run on after it in this process."""
+    from minitorch import state
+    from minitorch.amp import autocast_mode
+
+    grad, anomaly = state.grad.enabled, state.anomaly.enabled
+    try:
+        with autocast_mode.state_kept():
+            yield
+    finally:
+        state.grad.enabled, state.anomaly.enabled = grad, anomaly
+
+
+def _call_probe(
+    func: Callable[..., Any],
+    nb: Any,
+    args: list[Any],
+    timeout: float | None,
+    limit: float | None,
+    forbidden: Any,
+) -> Any:
     try:
         with time_limit(timeout):
             with delegation.forbidding(forbidden or (), nb):
