@@ -239,6 +239,24 @@ def gather(t: Any, dim: int, index: Any) -> Any:
     return t[_grid(index, d)]
 
 
+def scatter_source(op: str, t: Tensor, index: Tensor, src: Tensor) -> Tensor:
+    """The part of ``src`` that ``index`` reads, for ``op`` (scatter, scatter_add): of
+    ``t``'s dtype, with as many dims as ``index`` and no dim smaller (PyTorch's checks)."""
+    if src.dtype != t.dtype:
+        raise RuntimeError(
+            f"{op}(): Expected self.dtype to be equal to src.dtype (self {t.dtype}, "
+            f"src {src.dtype})"
+        )
+    if src.ndim != index.ndim or builtins.any(
+        i > s for i, s in zip(index.shape, src.shape, strict=True)
+    ):
+        raise RuntimeError(
+            f"{op}(): Expected index {list(index.shape)} to be no larger size than src "
+            f"{list(src.shape)}"
+        )
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
 def scatter_(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Any:
     """Write ``src`` (a tensor of ``t``'s dtype, at least ``index``'s size, or a number) into
     ``t`` at ``index`` along ``dim``: ``t[i][index[i][j]] = src[i][j]`` for dim 1; in place,
@@ -246,19 +264,7 @@ def scatter_(t: Any, dim: int, index: Any, src: Any = None, *, value: Any = None
     d = _check_gather("scatter", t, dim, index)
     src = value if src is None else src
     if isinstance(src, Tensor):
-        if src.dtype != t.dtype:
-            raise RuntimeError(
-                f"scatter(): Expected self.dtype to be equal to src.dtype (self {t.dtype}, "
-                f"src {src.dtype})"
-            )
-        if src.ndim != index.ndim or builtins.any(
-            i > s for i, s in zip(index.shape, src.shape, strict=True)
-        ):
-            raise RuntimeError(
-                f"scatter(): Expected index {list(index.shape)} to be no larger size than src "
-                f"{list(src.shape)}"
-            )
-        src = src[tuple(slice(0, n) for n in index.shape)]
+        src = scatter_source("scatter", t, index, src)
     else:
         check_fill_value(src, t.dtype, "scatter")
     if t.ndim == 0:

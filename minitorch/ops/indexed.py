@@ -18,7 +18,7 @@ import numpy as np
 from ..checks import as_tensor, check_fill_value, check_indices, describe
 from ..shape import normalize_dim
 from ..tensor import Tensor
-from .compose import _check_gather, _grid, _size, sort
+from .compose import _check_gather, _grid, _size, scatter_source, sort
 from .indexing import IndexPut
 
 
@@ -135,19 +135,7 @@ def scatter_add(t: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``t`` with ``src[i][j]`` added at ``[i][index[i][j]]`` (for dim 1); repeats add up."""
     d = _check_gather("scatter_add", t, dim, index)
     as_tensor(src, "scatter_add", "src")
-    if src.dtype != t.dtype:
-        raise RuntimeError(
-            f"scatter_add(): Expected self.dtype to be equal to src.dtype (self {t.dtype}, "
-            f"src {src.dtype})"
-        )
-    if src.ndim != index.ndim or builtins.any(
-        i > s for i, s in zip(index.shape, src.shape, strict=True)
-    ):
-        raise RuntimeError(
-            f"scatter_add(): Expected index {list(index.shape)} to be no larger size than src "
-            f"{list(src.shape)}"
-        )
-    values = src[tuple(slice(0, n) for n in index.shape)]
+    values = scatter_source("scatter_add", t, index, src)
     if t.ndim == 0:
         return IndexPut.apply(t.reshape(1), values.reshape(1), (index.reshape(1),), True).reshape(
             ()
