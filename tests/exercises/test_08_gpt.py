@@ -15,18 +15,15 @@ points for the exercise (see :mod:`minitorch.course.grading.delegation`).
 from __future__ import annotations
 
 import contextlib
-import dis
 import functools
-import linecache
 import math
-from types import CodeType, FunctionType
 
 import numpy as np
 
 import minitorch
 from minitorch import Tensor, ops
 from minitorch.course.grading import exercise, forbid, forbidding, probe, tensor_data
-from minitorch.course.grading.delegation import Delegated, is_library, message, refusing_ops
+from minitorch.course.grading.delegation import refusing_ops
 from minitorch.course.grading.judging import checked_array
 from minitorch.course.grading.probes import LearnerError
 from minitorch.course.grading.results import NOT_IMPLEMENTED
@@ -60,121 +57,6 @@ GENERATE = forbid(gpt.GPT.generate)
 SCHEDULE = forbid(schedules.warmup_cosine, schedules.WarmupCosineLR, lr_scheduler.CosineAnnealingLR)
 
 _MISSING = object()
-
-# --- the package's source, run as the learner's own ------------------------------------------
-#: The modules whose functions an answer may not run as its own (``exec`` of their source).
-_PACKAGE_MODULES = (bpe, gpt, attention, schedules, lr_scheduler)
-_PACKAGE_CODES: dict = {}
-#: id of one of the package's code objects (kept alive in _PACKAGE_CODES) -> its fingerprint
-_FINGERPRINTS: dict = {}
-#: id of a namespace -> (it, its values and their ids when last scanned, the message or "")
-_SCANNED: dict = {}
-
-
-def _fingerprint(code):
-    """What a function's code does, wherever it was written: its instructions (jump targets
-    and the compiler's choice between a method load and an attribute load aside), names and
-    constants (the docstring included), nested code too."""
-    ops = []
-    for ins in dis.get_instructions(code):
-        name = "LOAD_ATTR" if ins.opname == "LOAD_METHOD" else ins.opname
-        if ins.opcode in _JUMPS:
-            arg = "jump"
-        else:
-            arg = _const(ins.argval)
-        ops.append((name, arg))
-    consts = tuple(_const(c) for c in code.co_consts)
-    return (code.co_name, tuple(ops), code.co_varnames, consts)
-
-
-def _const(value):
-    """A constant as the fingerprint keeps it: strings with their whitespace collapsed (a
-    method's docstring, dedented to run it alone, is still its docstring)."""
-    if isinstance(value, CodeType):
-        return _fingerprint(value)
-    return " ".join(value.split()) if isinstance(value, str) else repr(value)
-
-
-_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
-
-
-def _functions_in(owner):
-    for value in list(vars(owner).values()):
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__func__
-        elif isinstance(value, property):
-            value = value.fget
-        if isinstance(value, FunctionType):
-            yield value
-
-
-def _package_codes():
-    """(name, local names) -> [(code, label)], for every function of the package's modules,
-    compiled from their source files here (as the learner's ``exec`` of that source is)."""
-    if not _PACKAGE_CODES:
-        for module in _PACKAGE_MODULES:
-            with open(module.__file__, encoding="utf-8") as f:
-                top = compile(f.read(), module.__file__, "exec", dont_inherit=True)
-            todo = [c for c in top.co_consts if isinstance(c, CodeType)]
-            while todo:
-                code = todo.pop()
-                todo += [c for c in code.co_consts if isinstance(c, CodeType)]
-                label = f"minitorch's own {getattr(code, 'co_qualname', code.co_name)}"
-                _PACKAGE_CODES.setdefault(_key(code), []).append((code, label))
-    return _PACKAGE_CODES
-
-
-def _key(code):
-    """What a copy shares with its original at a glance (the fingerprint, only then)."""
-    return code.co_name, code.co_varnames
-
-
-def _package_label(code):
-    """The label of the package function whose source ``code`` is a copy of, else ""."""
-    for original, label in _package_codes().get(_key(code), ()):
-        if id(original) not in _FINGERPRINTS:
-            _FINGERPRINTS[id(original)] = _fingerprint(original)
-        if _FINGERPRINTS[id(original)] == _fingerprint(code):
-            return label
-    return ""
-
-
-def _refuse_package_source(nb):
-    """catches: the package's source run as the learner's own, ``exec(inspect.getsource(
-    gpt.sample_next_token))`` (a function, a method in a class body, a whole class): the
-    code is minitorch's, to the byte and the docstring, but no cell holds its source, so the
-    watch of calls, which tells code apart by where it was written, does not see it."""
-    names = getattr(nb, "_globals", {})
-    values = list(names.values())
-    snapshot = tuple(map(id, values))
-    seen = _SCANNED.get(id(names))
-    if seen is None or seen[0] is not names or seen[2] != snapshot:
-        # (what was scanned is kept alive, so that no id of it is reused by another object)
-        seen = _SCANNED[id(names)] = (names, values, snapshot, _copied_source(values))
-    if seen[3]:
-        raise Delegated(seen[3])
-
-
-def _copied_source(values):
-    """The message for the first of ``values`` (or of their methods) that runs the package's
-    source as the learner's own; "" when none does."""
-    package = _package_codes()
-    for value in values:
-        functions = list(_functions_in(value)) if isinstance(value, type) else [value]
-        for func in list(functions):  # (and what a decorator wraps)
-            while isinstance(getattr(func, "__wrapped__", None), FunctionType):
-                func = func.__wrapped__
-                functions.append(func)
-        for func in functions:
-            code = getattr(func, "__code__", None)
-            if not isinstance(code, CodeType) or is_library(code.co_filename):
-                continue
-            if _key(code) not in package or linecache.getlines(code.co_filename):
-                continue
-            label = _package_label(code)
-            if label:
-                return message(f"{label}, its source run as your code")
-    return ""
 
 
 def _plain(value):
@@ -242,7 +124,6 @@ def _close_grad(got, expected, what, rtol=1e-5, atol=1e-7):
 # --- 08.1 byte-pair encoding -----------------------------------------------------------------
 @probe(forbid=BPE)
 def pair_counts(nb, ids):
-    _refuse_package_source(nb)
     counts = nb.get_pair_counts(list(ids))
     if not isinstance(counts, dict):
         return {"type": type(counts).__name__}
@@ -251,7 +132,6 @@ def pair_counts(nb, ids):
 
 @probe(forbid=BPE)
 def merged(nb, ids, pair, new_id):
-    _refuse_package_source(nb)
     given = list(ids)
     out = nb.merge(given, tuple(pair), new_id)
     listed = list(out) if isinstance(out, (list, tuple)) else None
@@ -260,7 +140,6 @@ def merged(nb, ids, pair, new_id):
 
 @probe(forbid=BPE)
 def bpe_merges(nb, text, vocab_size):
-    _refuse_package_source(nb)
     merges = nb.train_bpe(text.encode("utf-8"), vocab_size)
     if not isinstance(merges, (list, tuple)):
         return {"type": type(merges).__name__}
@@ -474,7 +353,6 @@ def _qkv(seed, lead, T, S, E, dtype, kind="normal"):  # noqa: N803 - the formula
 @probe
 def attention_out(nb, spec, grad_weights):
     q, k, v = _qkv(*spec)
-    _refuse_package_source(nb)
     refused = refusing_ops("minitorch's own softmax op", *_SOFTMAX_OPS)
     with forbidding(ATTENTION, nb), refused, np.errstate(all="ignore"):
         out = nb.causal_attention(q, k, v)
@@ -578,7 +456,6 @@ def _activation(seed, B, T, C, sliced):  # noqa: N803
 
 @probe(forbid=HEADS)
 def split_probe(nb, seed, B, T, C, n_head, sliced):  # noqa: N803
-    _refuse_package_source(nb)
     x = _activation(seed, B, T, C, sliced)
     out = nb.split_heads(x, n_head)
     data = tensor_data(out)
@@ -638,7 +515,6 @@ def _heads(seed, B, nh, T, hs, transposed):  # noqa: N803
 
 @probe(forbid=HEADS)
 def merge_probe(nb, seed, B, nh, T, hs, transposed):  # noqa: N803
-    _refuse_package_source(nb)
     return tensor_data(nb.merge_heads(_heads(seed, B, nh, T, hs, transposed)))
 
 
@@ -662,7 +538,6 @@ def test_merge_heads_puts_the_heads_side_by_side(run):
 
 @probe(forbid=HEADS)
 def heads_round_trip(nb, seed, B, T, C, n_head, weights):  # noqa: N803
-    _refuse_package_source(nb)
     x = _activation(seed, B, T, C, False).requires_grad_(True)
     scale = minitorch.tensor(weights, dtype=minitorch.float32)
     out = nb.merge_heads(nb.split_heads(x, n_head) * scale)
@@ -722,7 +597,6 @@ def _learners_block(nb, seed, n_embd, n_head):
     """The learner's Block with the weights of ``_package_block``: the package's is made
     before the watch starts (the watch refuses the package's Block to the learner's code)."""
     state = _package_block(seed, n_embd, n_head).state_dict()
-    _refuse_package_source(nb)
     with forbidding(BLOCK, nb):
         block = nb.Block(_config(n_embd, n_head))
         block.load_state_dict(state)
@@ -825,7 +699,6 @@ def test_block_forward_with_a_kv_cache(run):
 # --- 08.5 sampling ---------------------------------------------------------------------------
 @probe(forbid=SAMPLE)
 def sampled(nb, logits, temperature, top_k, seed):
-    _refuse_package_source(nb)
     generator = minitorch.Generator().manual_seed(seed)
     with np.errstate(all="ignore"):
         out = nb.sample_next_token(minitorch.tensor(logits), temperature, top_k, generator)
@@ -943,7 +816,6 @@ def decoded(nb, seed, block_size, B, P, new_tokens, temperature, top_k):  # noqa
 
     model.forward = recording
     generator = minitorch.Generator().manual_seed(seed)
-    _refuse_package_source(nb)
     with _package_sampler(nb), np.errstate(all="ignore"):
         out = nb.generate(model, prompt, new_tokens, temperature, top_k, generator)
     data = tensor_data(out)
@@ -1054,7 +926,6 @@ def test_a_prompt_longer_than_the_block(run):
 # --- 08.7 warmup and cosine decay -----------------------------------------------------------
 @probe(forbid=SCHEDULE)
 def rates(nb, steps, warmup_steps, max_steps, max_lr, min_lr):
-    _refuse_package_source(nb)
     return [nb.warmup_cosine(s, warmup_steps, max_steps, max_lr, min_lr) for s in steps]
 
 
@@ -1123,7 +994,6 @@ def top_p_draws(nb, logits, reps, top_p, temperature, seeds):
     times, with a generator seeded ``seeds[0]`` (and the generator's next numbers after it);
     then on each row repeated 20 times, with generators seeded ``seeds[1:]``; whether the
     logits came back unchanged."""
-    _refuse_package_source(nb)
     rows = np.asarray(logits)
     draws, after = [], None
     for seed, n in zip(seeds, [reps] + [20] * (len(seeds) - 1), strict=True):
