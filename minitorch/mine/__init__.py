@@ -290,10 +290,15 @@ def grading_command(argv: list[str] | None = None) -> str | None:
     import sys
 
     argv = list(getattr(sys, "orig_argv", []) if argv is None else argv)
-    for i, arg in enumerate(argv):
-        module = argv[i + 1] if arg == "-m" and i + 1 < len(argv) else arg.removeprefix("-m")
-        if (arg == "-m" or arg.startswith("-m")) and module in GRADING_COMMANDS:
-            return module
+    args = iter(argv[1:])
+    for arg in args:  # the interpreter's options, up to what it runs
+        if arg in ("-W", "-X"):
+            next(args, None)  # (their value)
+        elif arg.startswith("-m"):
+            module = arg[2:] or next(args, "")  # -m x, or -mx
+            return module if module in GRADING_COMMANDS else None
+        elif arg == "-c" or arg.startswith("-c") or not arg.startswith("-"):
+            return None  # a command or a script: the rest are its own arguments
     return None
 
 

@@ -413,6 +413,8 @@ def test_the_grading_commands_ignore_minitorch_mine_and_say_so(tmp_path, command
     assert f"is ignored by python -m {command}" in out.stderr
     assert mine.grading_command(["python", "-m", command, "x"]) == command
     assert mine.grading_command(["python", "-c", "import minitorch.grade"]) is None
+    assert mine.grading_command(["python", "script.py", "-m", command]) is None  # its own args
+    assert mine.grading_command(["python", "-X", "dev", f"-m{command}"]) == command
     # the same notebook outside a grading command runs (the check above can fail)
     subprocess.run([sys.executable, "-c", "import minitorch"], env=env, check=True)
     assert marker.exists()
