@@ -394,6 +394,31 @@ def test_compare_names_the_exercise_whose_piece_changes_the_result() -> None:
     assert _same(ok.package, ok.yours)
 
 
+def _tensors() -> list:
+    x = mt.arange(24.0).reshape(2, 3, 4)
+    return [x.permute(2, 0, 1).contiguous().numpy(), x.sum(1).numpy(), x[1, 2, 3].item()]
+
+
+# catches: a culprit search that blames the pieces beside the wrong one (every piece of the
+# learner's is in use, as in a finished notebook; only the wrong one may be named)
+def test_compare_names_only_the_wrong_piece_among_a_whole_chapters_pieces() -> None:
+    from minitorch.course.grading.notebook import code_cells, load_cells
+
+    source = dict(load_cells(code_cells(manifest.chapter("01").solution), "solution")._globals)
+
+    def permute(t, dims):  # the inverse permutation: right for (1, 0), wrong for (2, 0, 1)
+        shape, strides = [0] * len(dims), [0] * len(dims)
+        for i, d in enumerate(dims):
+            shape[d], strides[d] = t.shape[i], t.stride()[i]
+        return t.as_strided(tuple(shape), tuple(strides), t.storage_offset())
+
+    with pytest.raises(mine.Mismatch) as caught:
+        mine.compare(_tensors, {**source, "permute": permute})
+    assert caught.value.exercises == ["01.6"], caught.value.exercises
+    ok = mine.compare(_tensors, source)  # (and the same pieces, all right, pass)
+    assert _same(ok.package, ok.yours)
+
+
 # catches: MINITORCH_MINE set in an instructor's shell running a (hostile) notebook's cells
 # inside the grading command, outside any sandbox, or reaching the workers it starts
 @pytest.mark.parametrize("command", ["minitorch.grade", "minitorch.course.gradescope"])
