@@ -68,9 +68,15 @@ def exercise_tests(chapter_id: str) -> dict[str, ExerciseTests]:
     return {t.id: t for t in collect([chapter.tests], chapter.exercises)}
 
 
-def _region_cells(chapter_id: str, function: str, body: str) -> list[tuple[int, str]]:
-    cells = []
-    for number, source in code_cells(manifest.chapter(chapter_id).solution):
+def _region_cells(chapter_id: str, function: str, body: str, whole: bool) -> list[tuple[int, str]]:
+    """The solution's code cells with ``body`` in ``function``'s solution region; without
+    ``whole``, up to the last cell with a solution region (the cells after it, such as
+    chapter 04's digits classifier, show the pieces at work but define nothing the judges
+    read, and would run again for every mutant)."""
+    cells, last = [], 0
+    for i, (number, source) in enumerate(code_cells(manifest.chapter(chapter_id).solution)):
+        if _REGION.search(source):
+            last = i
         found = re.search(rf"^[ \t]*(def|class) {function}\b", source, re.M)
         if found:  # the first solution region inside that definition
             match = _REGION.search(source, found.start())
@@ -78,7 +84,7 @@ def _region_cells(chapter_id: str, function: str, body: str) -> list[tuple[int, 
             code = textwrap.indent(textwrap.dedent(body).strip("\n"), indent)
             source = source[: match.start()] + code + source[match.end() :]
         cells.append((number, source))
-    return cells
+    return cells if whole else cells[: last + 1]
 
 
 def _imports_torch(mutants: dict, exercise_id: str, name: str) -> bool:
@@ -88,13 +94,16 @@ def _imports_torch(mutants: dict, exercise_id: str, name: str) -> bool:
     return re.search(r"^\s*(import|from) torch\b", body, re.M) is not None
 
 
-def mutant_namespace(chapter_id: str, mutants: dict, exercise_id: str, name: str) -> Namespace:
-    """The definitions of the solution notebook with mutant ``name`` of ``exercise_id``."""
+def mutant_namespace(
+    chapter_id: str, mutants: dict, exercise_id: str, name: str, whole: bool = False
+) -> Namespace:
+    """The definitions of the solution notebook with mutant ``name`` of ``exercise_id``
+    (``whole``: all its cells run, not only those up to the last exercise)."""
     entry = mutants[exercise_id]
     origin = f"mutant {exercise_id} {name}"
     if isinstance(entry, tuple):
         function, bodies = entry
-        return load_cells(_region_cells(chapter_id, function, bodies[name]), origin)
+        return load_cells(_region_cells(chapter_id, function, bodies[name], whole), origin)
     definitions = dict(solution(chapter_id)._globals)
     source = textwrap.dedent(entry[name])
     exec(compile(source, f"<{origin}>", "exec"), definitions)

@@ -82,7 +82,9 @@ def notebook_with(chapter_id: str, exercise_id: str | None = None, name: str = "
         return load_cells(cells, "solution")._globals
     entry = _mutants(chapter_id)[exercise_id]
     if isinstance(entry, tuple):  # a solution region replaced: the notebook is loaded again
-        return mutant_namespace(chapter_id, _mutants(chapter_id), exercise_id, name)._globals
+        return mutant_namespace(
+            chapter_id, _mutants(chapter_id), exercise_id, name, whole=True
+        )._globals
     namespace = load_cells(cells, "solution")._globals
     exec(compile(textwrap.dedent(entry[name]), f"<mutant {name}>", "exec"), namespace)
     return namespace
