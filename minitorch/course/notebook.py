@@ -22,10 +22,12 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
 from tqdm.std import tqdm as _text_tqdm
+
+if TYPE_CHECKING:  # (nbformat is imported where it is used: its import takes seconds, and
+    import nbformat  # every lesson imports this module for show_source)
 
 
 class SourceCode:
@@ -169,6 +171,8 @@ def normalize_metadata(
     solution's when generating an exercise), format 4.5, no per-cell run times, and no
     saved widget state that no output uses. Other metadata is kept.
     """
+    import nbformat
+
     info = installed_language_info() if language_info is None else copy.deepcopy(language_info)
     nb.metadata["kernelspec"] = nbformat.from_dict(KERNELSPEC)
     nb.metadata["language_info"] = nbformat.from_dict(dict(info))
@@ -183,6 +187,8 @@ def normalize_metadata(
 
 def normalize_file(path: str | Path, language_info: Mapping[str, Any] | None = None) -> bool:
     """Normalize the notebook file's metadata in place; True if the file changed."""
+    import nbformat
+
     path = Path(path)
     before = path.read_text(encoding="utf-8")
     nb = normalize_metadata(nbformat.reads(before, as_version=4), language_info)
