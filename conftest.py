@@ -28,7 +28,23 @@ def pytest_collect_file(file_path: Path, parent):
     return notebook
 
 
+def _notebooks_first(item) -> tuple:
+    """Notebooks before the other tests, the last chapters' first and lessons before solutions
+    before exercises: pytest-xdist hands files to the workers in this order, and the longest
+    files (lesson and solution 08 train GPTs for a minute or more) handed out last would
+    leave the other worker idle at the end."""
+    path = Path(item.path)
+    if path.suffix != ".ipynb":
+        return (1,)
+    return (
+        0,
+        -int(path.name[:2]) if path.name[:2].isdigit() else 0,
+        list(NOTEBOOK_DIRS).index(path.parent.name) if path.parent.name in NOTEBOOK_DIRS else 0,
+    )
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_notebooks_first)  # (stable: each notebook's cells keep their order)
     if find_spec("torch") is not None:
         return
     for item in items:
