@@ -409,7 +409,7 @@ class CopySlices(Function):
     @staticmethod
     def backward(ctx: Context, grad: Any) -> tuple:
         if ctx._freed:
-            raise RuntimeError("CopySlices: " + FREED)
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
         inner = ctx.inner
         shape, strides, offset = ctx.region
         result = grad.clone()
@@ -418,9 +418,6 @@ class CopySlices(Function):
         grads = grads if isinstance(grads, tuple) else (grads,)
         region.copy_(grads[0] if grads[0] is not None else 0.0)
         return (result, *grads[1:])
-
-
-FREED = "Trying to backward through the graph a second time; use retain_graph=True."
 
 
 def rebase_view(inner: Node, view: Tensor, tensors: list, result: Any) -> None:

@@ -234,13 +234,6 @@ class Graph(Block):
             counts[node.op] = counts.get(node.op, 0) + 1
         return counts
 
-    def as_tuples(self) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-        """The top-level nodes as ``(op, input names, output names)``: plain data."""
-        return [
-            (n.op, tuple(v.name for v in n.inputs), tuple(v.name for v in n.outputs))
-            for n in self.nodes
-        ]
-
     def __str__(self) -> str:
         head = ",\n      ".join(f"%{v.name} : {v.type_str()}" for v in self.inputs)
         body = "".join(format_node(n, "  ") for n in self.nodes)
