@@ -11,7 +11,7 @@ On a GPU, one prepared run prints:
   device's copy bandwidth (target >= 70%);
 - softmax along the last dim vs cupy's (``exp(x - max) / sum``);
 - each float32 kernel's registers, shared memory and occupancy as compiled offline
-  (``minitorch.cuda.compile``: cupyx.jit -> NVRTC -> ptxas, no GPU involved) next to what the
+  (``minitorch.cuda.cross_compile``: cupyx.jit -> NVRTC -> ptxas, no GPU involved) next to what the
   driver reports for the kernel cupy loaded (``cuFuncGetAttribute``,
   ``cuOccupancyMaxActiveBlocksPerMultiprocessor``): the offline figures' check.
 Times are CUDA-event times, best of a few runs after a warm-up (compilation excluded).
@@ -109,7 +109,7 @@ def bench_softmax(cp, rows: int, cols: int) -> None:
 def compile_figures() -> list:
     """The offline compile reports of the package's float32 kernels, printed as a table (an
     empty list, and a note, without the toolchain)."""
-    from minitorch.cuda import compile as cc
+    from minitorch.cuda import cross_compile as cc
     from minitorch.cuda import toolchain
     from minitorch.cuda.package_kernels import package_launches
 
@@ -129,7 +129,7 @@ def compile_figures() -> list:
 def _device_args(cp, launch) -> tuple:
     """Real arguments of a launch's types, safe for one block: zeros (strides 0 read element
     0), 65536 elements per 1-d array, 256 x 256 per 2-d one, the sizes package_launches uses."""
-    from minitorch.cuda.compile import Array
+    from minitorch.cuda.cross_compile import Array
 
     args = []
     for a in launch.args:
@@ -145,7 +145,7 @@ def compile_figures_vs_driver(cp) -> None:
     cupy loaded against the offline report: registers, static shared memory, blocks per SM."""
     from cupy.cuda import driver
 
-    from minitorch.cuda import compile as cc
+    from minitorch.cuda import cross_compile as cc
 
     rows = compile_figures()
     if not rows:

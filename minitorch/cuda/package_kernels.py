@@ -1,6 +1,6 @@
 """Every kernel this package ships, as it launches them: argument types and block shape.
 
-One :class:`~minitorch.cuda.compile.Launch` per kernel and dtype the package runs on a GPU
+One :class:`~minitorch.cuda.cross_compile.Launch` per kernel and dtype the package runs on a GPU
 (float32 and float64, the dtypes :mod:`minitorch.cuda.dispatch` routes to kernels):
 
 - the fusion codegen's kernel for each elementwise op alone (``map_op``/``zip_op`` and the

@@ -14,7 +14,7 @@ Printing a graph gives TorchScript's ``.graph`` form::
       %1 : float32[4, 16] = linear(%x, %fc.weight, %fc.bias)
       return (%1)
 
-and ``codegen.python_code(graph)`` (a ScriptModule's ``.code``) a Python-like form.
+and ``python_print.python_code(graph)`` (a ScriptModule's ``.code``) a Python-like form.
 ``lint(graph)`` checks that a graph is well formed.
 """
 
