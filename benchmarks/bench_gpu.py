@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import minitorch as mt  # noqa: E402
-from minitorch.cuda import autotune, fusion, kernels, simulator  # noqa: E402
+from minitorch.cuda import autotune, fusion_codegen, kernels, simulator  # noqa: E402
 
 STEPS = [("mul", "x0", "x1"), ("sigmoid", "t0"), ("mul", "t1", "x0"), ("add", "t2", 1.0)]
 
@@ -71,10 +71,10 @@ def bench_fusion(cp, n: int) -> None:
     print(f"\nfused elementwise x * sigmoid(x * y) + 1 on {n} float32 elements")
     x = cp.random.standard_normal(n, dtype=cp.float32)
     y = cp.random.standard_normal(n, dtype=cp.float32)
-    kernel = fusion.compile_lines(fusion.fused_lines(STEPS), 2)
+    kernel = fusion_codegen.compile_lines(fusion_codegen.fused_lines(STEPS), 2)
 
     def fused():
-        return fusion.launch_fused(kernel, [x, y], (n,), np.float32)
+        return fusion_codegen.launch_fused(kernel, [x, y], (n,), np.float32)
 
     def unfused():
         return x * (1 / (1 + cp.exp(-(x * y)))) + 1
@@ -202,9 +202,13 @@ def simulator_correctness() -> None:
     rows.append(("softmax", bool(softmax_ok), None))
     rows.append(("sum", bool(np.isclose(kernels.sum_all(x), x.sum(), rtol=1e-4)), None))
     y = rng.standard_normal(300).astype(np.float32)
-    fused = fusion.run_steps(STEPS, [x, y])
+    fused = fusion_codegen.run_steps(STEPS, [x, y])
     rows.append(
-        ("fused chain", bool(np.allclose(fused, fusion.reference(STEPS, [x, y]), atol=1e-5)), None)
+        (
+            "fused chain",
+            bool(np.allclose(fused, fusion_codegen.reference(STEPS, [x, y]), atol=1e-5)),
+            None,
+        )
     )
     print("no GPU: simulator correctness only (speed needs a GPU)")
     for name, ok, reads in rows:
