@@ -11,7 +11,7 @@ On a GPU, one prepared run prints:
   device's copy bandwidth (target >= 70%);
 - softmax along the last dim vs cupy's (``exp(x - max) / sum``);
 - each float32 kernel's registers, shared memory and occupancy as compiled offline
-  (``minitorch.cuda.compile``: cupyx.jit -> NVRTC -> ptxas, no GPU involved) next to what the
+  (``minitorch.cuda.cross_compile``: cupyx.jit -> NVRTC -> ptxas, no GPU involved) next to what the
   driver reports for the kernel cupy loaded (``cuFuncGetAttribute``,
   ``cuOccupancyMaxActiveBlocksPerMultiprocessor``): the offline figures' check.
 Times are CUDA-event times, best of a few runs after a warm-up (compilation excluded).
@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import minitorch as mt  # noqa: E402
-from minitorch.cuda import autotune, fusion, kernels, simulator  # noqa: E402
+from minitorch.cuda import autotune, fusion_codegen, kernels, simulator  # noqa: E402
 
 STEPS = [("mul", "x0", "x1"), ("sigmoid", "t0"), ("mul", "t1", "x0"), ("add", "t2", 1.0)]
 
@@ -71,10 +71,10 @@ def bench_fusion(cp, n: int) -> None:
     print(f"\nfused elementwise x * sigmoid(x * y) + 1 on {n} float32 elements")
     x = cp.random.standard_normal(n, dtype=cp.float32)
     y = cp.random.standard_normal(n, dtype=cp.float32)
-    kernel = fusion.compile_lines(fusion.fused_lines(STEPS), 2)
+    kernel = fusion_codegen.compile_lines(fusion_codegen.fused_lines(STEPS), 2)
 
     def fused():
-        return fusion.launch_fused(kernel, [x, y], (n,), np.float32)
+        return fusion_codegen.launch_fused(kernel, [x, y], (n,), np.float32)
 
     def unfused():
         return x * (1 / (1 + cp.exp(-(x * y)))) + 1
@@ -109,7 +109,7 @@ def bench_softmax(cp, rows: int, cols: int) -> None:
 def compile_figures() -> list:
     """The offline compile reports of the package's float32 kernels, printed as a table (an
     empty list, and a note, without the toolchain)."""
-    from minitorch.cuda import compile as cc
+    from minitorch.cuda import cross_compile as cc
     from minitorch.cuda import toolchain
     from minitorch.cuda.package_kernels import package_launches
 
@@ -129,7 +129,7 @@ def compile_figures() -> list:
 def _device_args(cp, launch) -> tuple:
     """Real arguments of a launch's types, safe for one block: zeros (strides 0 read element
     0), 65536 elements per 1-d array, 256 x 256 per 2-d one, the sizes package_launches uses."""
-    from minitorch.cuda.compile import Array
+    from minitorch.cuda.cross_compile import Array
 
     args = []
     for a in launch.args:
@@ -145,7 +145,7 @@ def compile_figures_vs_driver(cp) -> None:
     cupy loaded against the offline report: registers, static shared memory, blocks per SM."""
     from cupy.cuda import driver
 
-    from minitorch.cuda import compile as cc
+    from minitorch.cuda import cross_compile as cc
 
     rows = compile_figures()
     if not rows:
@@ -202,9 +202,13 @@ def simulator_correctness() -> None:
     rows.append(("softmax", bool(softmax_ok), None))
     rows.append(("sum", bool(np.isclose(kernels.sum_all(x), x.sum(), rtol=1e-4)), None))
     y = rng.standard_normal(300).astype(np.float32)
-    fused = fusion.run_steps(STEPS, [x, y])
+    fused = fusion_codegen.run_steps(STEPS, [x, y])
     rows.append(
-        ("fused chain", bool(np.allclose(fused, fusion.reference(STEPS, [x, y]), atol=1e-5)), None)
+        (
+            "fused chain",
+            bool(np.allclose(fused, fusion_codegen.reference(STEPS, [x, y]), atol=1e-5)),
+            None,
+        )
     )
     print("no GPU: simulator correctness only (speed needs a GPU)")
     for name, ok, reads in rows:

@@ -83,7 +83,7 @@ from .dtypes import (
     short,
     uint8,
 )
-from .function import Context, Function, Layout, ViewFunction
+from .function import Context, Function, ViewFunction
 from .jit.compile import compile  # noqa: A004 - torch.compile's name
 from .ops import (
     abs,
@@ -230,7 +230,7 @@ from .ops.selection import masked_fill, multinomial, split, topk, tril, triu
 from .printing import get_printoptions, set_printoptions
 from .random import Generator, initial_seed, manual_seed
 from .serialization import SerializationError, load, save
-from .shape import broadcast_shapes
+from .shape import Layout, broadcast_shapes
 from .size import Size
 from .storage import Storage
 from .threads import (

@@ -238,11 +238,6 @@ def array_module_of(*arrays: object) -> ModuleType:
     return np
 
 
-def device_of_array(array: object) -> device:
-    """The device a backend array lives on."""
-    return of_array(array).device_of(array)
-
-
 class cuda:  # noqa: N801 - mirrors torch.cuda as a namespace
     """``minitorch.cuda.is_available()`` as in PyTorch."""
 

@@ -78,21 +78,23 @@ def _interval(low: Any, high: Any, low_open: bool, high_open: bool) -> str:
     return f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
 
 
-_TENSOR: list = []
+class _NoTensorYet:
+    """What ``tensor_class`` is until tensor.py defines ``Tensor``."""
 
 
-def _tensor_class() -> type:
-    """``minitorch.Tensor`` (imported on first use: tensor.py imports this module)."""
-    if not _TENSOR:
-        from .tensor import Tensor
+#: ``minitorch.Tensor``, which tensor.py registers (``register_tensor_class``) right after
+#: defining it: this module sits below tensor.py, which imports it, so it can't import Tensor.
+tensor_class: type = _NoTensorYet
 
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
+
+def register_tensor_class(cls: type) -> None:
+    """Let the checks here recognize tensors (tensor.py calls this once)."""
+    global tensor_class
+    tensor_class = cls
 
 
 def _is_scalar_tensor(value: Any) -> bool:
-    Tensor = _tensor_class()  # noqa: N806
-    return isinstance(value, Tensor) and value.numel() == 1 and value.dtype.name != "bool"
+    return isinstance(value, tensor_class) and value.numel() == 1 and value.dtype.name != "bool"
 
 
 def as_bool(value: Any, op: str, name: str) -> bool:
@@ -111,7 +113,7 @@ def as_callable(value: Any, op: str, name: str) -> Callable:
 
 def as_tensor(value: Any, op: str, name: str = "input") -> Any:
     """A Tensor argument, as PyTorch's ``argument 'input' must be Tensor, not list``."""
-    if not isinstance(value, _tensor_class()):
+    if not isinstance(value, tensor_class):
         raise TypeError(f"{op}: argument '{name}' must be a Tensor, but got {describe(value)}")
     return value
 
@@ -150,7 +152,7 @@ def check_fill_value(value: Any, dtype: Any, op: str) -> None:
     must fit it, as PyTorch's checked conversion: an integer dtype takes no NaN/inf and no
     value outside its range, a float dtype no finite value past its largest; bool takes any.
     The message names ``op``; the caller writes the value with numpy's wrapping cast."""
-    if isinstance(value, _tensor_class()):
+    if isinstance(value, tensor_class):
         if value.numel() != 1:
             return
         value = value.item()

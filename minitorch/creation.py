@@ -1,7 +1,8 @@
 """Creating tensors: from data, filled with a value, ranges, and random numbers.
 
 Random numbers are drawn on the CPU from a seedable generator and then moved, so the
-same seed gives the same values on every device.
+same seed gives the same values on every device. ``tensor`` and the fill under ``full``,
+``zeros`` and ``ones`` are the constructors of ``ops/factory.py``, which the random ops share.
 """
 
 from __future__ import annotations
@@ -10,74 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
-from .checks import as_number, check_fill_value, describe
+from .checks import as_number
 from .checks import as_tensor as check_tensor
 from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
+from .ops.factory import from_host, tensor
+from .ops.factory import full as _full
 from .ops.random import Rand, Randint, Randn, Randperm
 from .random import Generator
 from .shape import as_size, as_sizes
 from .tensor import Tensor
-
-
-def _finish(
-    array: np.ndarray, dtype: Any, device: Any, requires_grad: bool, op: str = "tensor"
-) -> Tensor:
-    """Cast, move to the device and wrap a host array (``op`` names the caller in errors)."""
-    target = as_dtype(dtype, op).np if dtype is not None else array.dtype
-    dev = as_device(device, op)
-    out = backend.get(dev).from_host(array, dev, target)  # a copy, even for 0-d arrays
-    t = Tensor._from_array(out)
-    t.requires_grad = requires_grad
-    return t
-
-
-def _infer_dtype(data: Any, array: np.ndarray) -> Any:
-    """Python floats become the default float dtype; numpy inputs keep their dtype."""
-    if isinstance(data, (np.ndarray, np.generic, Tensor)):
-        return array.dtype
-    if array.dtype.kind == "f":
-        return get_default_dtype().np
-    if array.dtype.kind in "iu":
-        return np.int64
-    return array.dtype
-
-
-def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors)."""
-    if isinstance(data, Tensor):
-        array = data.cpu()._data
-    else:
-        try:
-            array = np.array(_plain(data))
-        except ValueError as err:
-            raise ValueError(
-                f"tensor: cannot make a tensor from {type(data).__name__}: {err}"
-            ) from err
-    if array.dtype == object or array.dtype.kind not in "biuf":
-        raise TypeError(
-            f"tensor: cannot make a tensor from data of mixed or unsupported types "
-            f"(numpy makes it {array.dtype}): {describe(data)}"
-        )
-    if dtype is None:
-        dtype = _infer_dtype(data, array)
-    return _finish(
-        array,
-        dtype,
-        device or (data.device if isinstance(data, Tensor) else None),
-        requires_grad,
-        op="tensor",
-    )
-
-
-def _plain(data: Any) -> Any:
-    """Lists of tensors (e.g. ``tensor([a, b])``) become lists of their values."""
-    if isinstance(data, Tensor):
-        return data.cpu()._data
-    if isinstance(data, (list, tuple)):
-        return [_plain(x) for x in data]
-    return data
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -120,18 +63,6 @@ def full(
     return _full(size, fill_value, dtype, device, requires_grad, "full")
 
 
-def _full(size: Any, fill_value: Any, dtype: Any, device: Any, requires_grad: Any, op: str):
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    if np.asarray(fill_value).dtype.kind not in "biuf" or np.ndim(fill_value) != 0:
-        raise TypeError(f"{op}: fill_value must be a number, got {type(fill_value).__name__}")
-    if dtype is None:
-        dtype = _infer_dtype(fill_value, np.asarray(fill_value))
-    check_fill_value(fill_value, as_dtype(dtype, op), op)
-    array = np.full(as_sizes((size,), op), fill_value)
-    return _finish(array, dtype, device, requires_grad, op=op)
-
-
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     return _full(as_sizes(size, "zeros"), 0.0, dtype, device, requires_grad, "zeros")
 
@@ -155,7 +86,7 @@ def eye(
 ) -> Tensor:
     n = as_size(n, "eye", "n")
     m = None if m is None else as_size(m, "eye", "m")
-    return _finish(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, op="eye")
+    return from_host(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, op="eye")
 
 
 def arange(
@@ -186,7 +117,7 @@ def arange(
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
-    return _finish(array, dtype, device, requires_grad, op="arange")
+    return from_host(array, dtype, device, requires_grad, op="arange")
 
 
 def linspace(
@@ -200,7 +131,7 @@ def linspace(
 ) -> Tensor:
     steps = as_size(steps, "linspace", "steps")
     array = np.linspace(start, end, steps)
-    return _finish(array, dtype or get_default_dtype(), device, requires_grad, op="linspace")
+    return from_host(array, dtype or get_default_dtype(), device, requires_grad, op="linspace")
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

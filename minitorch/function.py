@@ -26,7 +26,7 @@ import inspect
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from . import backend
 from .backend import _registered as _kernels_registered
@@ -34,14 +34,6 @@ from .hooks import RemovableHandle
 from .shape import broadcast_shapes
 from .state import dispatch_files
 from .tensor import Tensor
-
-
-class Layout(NamedTuple):
-    """How a tensor reads its storage: element ``i`` sits at ``offset + sum(i_k * strides[k])``."""
-
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int
 
 
 class Context:

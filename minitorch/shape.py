@@ -9,11 +9,19 @@ Everything a view does (transpose, expand, slice, view) is a new
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 Shape = tuple[int, ...]
+
+
+class Layout(NamedTuple):
+    """How a tensor reads its storage: element ``i`` sits at ``offset + sum(i_k * strides[k])``."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
 
 
 def numel(shape: Sequence[int]) -> int:

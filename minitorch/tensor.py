@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from .backend import array_module_of
-from .checks import as_bool, as_callable, as_tensor, check_fill_value, describe
+from .checks import (
+    as_bool,
+    as_callable,
+    as_tensor,
+    check_fill_value,
+    describe,
+    register_tensor_class,
+)
 from .device import CPU, as_device, device
 from .dtypes import (
     as_dtype,
@@ -24,7 +31,7 @@ from .dtypes import (
 from .dtypes import bool as bool_
 from .hooks import RemovableHandle
 from .printing import format_tensor
-from .shape import contiguous_strides, normalize_dim, numel
+from .shape import Layout, contiguous_strides, normalize_dim, numel
 from .state import conversion_hooks as _conversion_hooks
 from .storage import Storage, strided_view
 
@@ -219,7 +226,9 @@ class Tensor:
             raise TypeError(
                 f"backward: gradient must be a Tensor or None, but got {describe(gradient)}"
             )
-        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        from .autograd.engine import backward  # chapter 02 (it imports this module)
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same values (sharing storage) cut off from the graph; never requires grad."""
@@ -314,9 +323,6 @@ class Tensor:
         if self._post_acc_hooks is None:
             self._post_acc_hooks = {}
         return RemovableHandle(self._post_acc_hooks, hook)
-
-    def _accumulator(self) -> Any:
-        return leaf_accumulator(self)
 
     @property
     def _version(self) -> int:
@@ -918,14 +924,18 @@ class Tensor:
         return ops.scatter_(self, dim, index, src, value=value)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        from .nn import init
-
-        return init.uniform_(self, a, b, generator=generator)
+        """Fill with draws uniform on [a, b), in place (``nn.init.uniform_`` calls this)."""
+        return self.copy_(self._draw(ops.Rand, "uniform_", generator) * (b - a) + a)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        from .nn import init
+        """Fill with normal draws of this mean and std, in place (``nn.init.normal_``)."""
+        return self.copy_(self._draw(ops.Randn, "normal_", generator) * std + mean)
 
-        return init.normal_(self, mean, std, generator=generator)
+    def _draw(self, op: Any, name: str, generator: Any) -> Tensor:
+        """Fresh draws of ``op`` (``ops.Rand``, ``ops.Randn``) in this tensor's shape and dtype."""
+        if not self.dtype.is_floating_point:
+            raise TypeError(f"{name}: expected a floating point tensor, but got dtype={self.dtype}")
+        return op.apply(self.shape, generator, self.dtype, self.device, False)
 
     # --- PyTorch's other spellings (minitorch.ops.compose) ---------------------------------
     def eq(self, other: Any) -> Tensor:
@@ -1074,17 +1084,17 @@ class Tensor:
     def new_ones(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        return ops.new_like(self, creation.ones, size, dtype, device, requires_grad)
+        return ops.new_like(self, 1.0, size, dtype, device, requires_grad, "new_ones")
 
     def new_zeros(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        return ops.new_like(self, creation.zeros, size, dtype, device, requires_grad)
+        return ops.new_like(self, 0.0, size, dtype, device, requires_grad, "new_zeros")
 
     def new_empty(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        return ops.new_like(self, creation.empty, size, dtype, device, requires_grad)
+        return ops.new_like(self, 0.0, size, dtype, device, requires_grad, "new_empty")
 
     def new_full(
         self,
@@ -1095,18 +1105,12 @@ class Tensor:
         device: Any = None,
         requires_grad: bool = False,
     ) -> Tensor:
-        out = creation.full(
-            size,
-            fill_value,
-            dtype=self.dtype if dtype is None else dtype,
-            device=self.device if device is None else device,
-        )
-        return out.requires_grad_(requires_grad) if requires_grad else out
+        return ops.new_like(self, fill_value, (size,), dtype, device, requires_grad, "new_full")
 
     def new_tensor(
         self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        return creation.tensor(
+        return ops.factory.tensor(
             data,
             dtype=self.dtype if dtype is None else dtype,
             device=self.device if device is None else device,
@@ -1159,14 +1163,11 @@ def _check_grad(t: Tensor, g: Any) -> None:
         )
 
 
+register_tensor_class(Tensor)
+
 # Tensor's methods call ops, and ops make Tensors: the modules that compute are imported
 # once the class exists (they import it from here).
 from . import ops  # noqa: E402
-
-from . import creation  # noqa: E402  # isort: skip  (after ops: creation builds on them)
-from .autograd import engine  # noqa: E402
-from .autograd.graph import leaf_accumulator  # noqa: E402
-from .function import Layout  # noqa: E402
 
 
 def parse_to(args: tuple, dtype: Any, device: Any, op: str) -> tuple[Any, Any]:

@@ -5,7 +5,9 @@
 - ``anomaly``: ``detect_anomaly`` points a NaN in backward at the forward line behind it.
 - ``gradcheck``: compares analytic gradients with finite differences.
 
-- ``graph``: the layer of ``Function.apply`` that records the graph (nodes, saved tensors).
+- ``graph``: the backward graph (``Node``, ``AccumulateGrad``, saved tensors), as
+  ``torch.autograd.graph``.
+- ``history``: the layer of ``Function.apply`` that records each op in the graph.
 - ``variable``: ``Variable``, PyTorch's deprecated alias that returns a Tensor.
 
 Importing this package puts the recording layer on ``apply``'s stack.
@@ -14,6 +16,7 @@ Importing this package puts the recording layer on ``apply``'s stack.
 from ..function import Context
 from ..function import Function as _Function
 from ..ops import unbroadcast
+from . import history  # noqa: F401  (importing it puts the recording layer on the stack)
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad, queue_callback
 from .grad_mode import (

@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from ..backend import array_module
-from ..creation import zeros, zeros_like
 from ..dtypes import from_numpy_dtype, is_floating
 from ..function import Function
 from ..ops import add, clone, unbroadcast
+from ..ops.factory import full
 from ..shape import broadcast_shapes
 from ..state import anomaly as _anomaly
 from ..tensor import Tensor
 from .grad_mode import set_grad_enabled
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, leaf_accumulator
 
 
 def backward(
@@ -105,7 +105,7 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                g = zeros_like(t)
+                g = full(t.shape, 0.0, t.dtype, t.device, False, "grad")
         result.append(g)
     return tuple(result)
 
@@ -147,7 +147,7 @@ def _root_edge(t: Any, i: int) -> tuple:
         )
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
-    return (t._accumulator(), 0)
+    return (leaf_accumulator(t), 0)
 
 
 def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
@@ -201,7 +201,7 @@ class _Capture:
             if t.grad_fn is not None:
                 self.where.setdefault((t.grad_fn, t._output_nr), []).append(k)
             elif t._requires_grad:
-                self.where.setdefault((t._accumulator(), 0), []).append(k)
+                self.where.setdefault((leaf_accumulator(t), 0), []).append(k)
         self.caught: list = [None] * len(targets)
         roots = [fn for fn, _ in root_edges]
         self.needed = _needed(roots, _dependencies(roots), {fn for fn, _ in self.where})
@@ -437,7 +437,7 @@ def _materialize(fn: Any, grads: list) -> list:
     out = []
     for g, (shape, dtype) in zip(grads, fn._output_meta, strict=True):
         if g is None and is_floating(dtype):
-            g = zeros(shape, dtype=from_numpy_dtype(dtype), device=device)
+            g = full(shape, 0.0, from_numpy_dtype(dtype), device, False, "backward")
         out.append(g)
     return out
 

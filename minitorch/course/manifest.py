@@ -370,7 +370,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "07.6",
                 "A fused elementwise kernel from a graph",
                 3,
-                ("minitorch.cuda.fusion:fused_lines",),
+                ("minitorch.cuda.fusion_codegen:fused_lines",),
             ),
             Exercise("07.7", "A convolution within a read budget", 4),
         ),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import AccumulateGrad, leaf_accumulator
 from ..tensor import Tensor
 
 
@@ -37,7 +37,7 @@ def graph_layout(tensor: Any, params: dict | None = None) -> tuple[list[GraphNod
             "draw_graph: this tensor does not require grad, so no backward graph was recorded"
         )
     names = {id(t): name for name, t in (params or {}).items()}
-    root = tensor.grad_fn if tensor.grad_fn is not None else tensor._accumulator()
+    root = tensor.grad_fn if tensor.grad_fn is not None else leaf_accumulator(tensor)
 
     # Every node and edge reachable from the root (an explicit stack: no recursion).
     order, children, seen, stack = [], {}, {root}, [root]

@@ -8,7 +8,7 @@
 - ``autotune``: pick tile sizes per shape once, cache the best (as ``cudnn.benchmark``);
 - ``compile``: compile kernels for a GPU architecture (sm_90) on any machine, GPU or not, and
   report their registers, shared memory and ``occupancy``
-  (``python -m minitorch.cuda.compile [NOTEBOOK...]``);
+  (``python -m minitorch.cuda.cross_compile [NOTEBOOK...]``);
 - ``enable()`` / ``disable()``: route the matching ops of a device to these kernels through
   the backend seam (``minitorch.backend.get("cuda").register_kernel``).
 """

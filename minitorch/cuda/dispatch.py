@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import backend, ops
 from ..ops.registry import elementwise
-from . import fusion, lowering
+from . import fusion_codegen, lowering
 from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
 
 _FLOATS = ("float32", "float64")
@@ -48,7 +48,7 @@ def elementwise_kernel(op: type, step: str) -> Any:
         if not _floating_arrays(*args):
             return op.forward(*args)
         operands = [f"x{j}" for j in range(len(args))]
-        return fusion.run_steps([(step, *operands)], _as_operands(args))
+        return fusion_codegen.run_steps([(step, *operands)], _as_operands(args))
 
     kernel.__name__ = f"{step}_kernel"
     return kernel

@@ -7,7 +7,7 @@ language; before compiling, each is swapped for cupy's own object (and ``math``/
 changes: the GPU compiles the very function the simulator runs.
 
 cupy itself is imported only when a kernel is launched on cupy arrays (so on a machine with a
-GPU), or compiled for a chosen architecture (:mod:`minitorch.cuda.compile`, on any machine);
+GPU), or compiled for a chosen architecture (:mod:`minitorch.cuda.cross_compile`, on any machine);
 ``minitorch.cuda`` hands ``launch`` to the kernel language when it is imported.
 
 Two of cupy's built-ins are replaced (:mod:`minitorch.cuda.cupy_builtins`): thread

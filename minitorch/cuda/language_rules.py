@@ -3,7 +3,7 @@
 The simulator runs a kernel as Python, so it could run far more than a GPU compiles. What
 ``cupyx.jit`` cannot compile, the simulator refuses too, before any thread runs, naming the
 construct and the line (each rule below was found by compiling it, see
-``tests/unit/test_cuda_compile_language.py``):
+``tests/unit/test_cuda_cross_compile_language.py``):
 
 - Python's containers and syntax a GPU has no counterpart for: lists, dicts, sets,
   comprehensions, f-strings, lambdas, nested functions, ``try``/``with``/``del``/``assert``,

@@ -3,7 +3,7 @@
 Chapter 05's fusion pass leaves a ``fused`` node whose target is a ``FusedKernel``: its
 ``ops`` are ``ElementwiseOp(op, args)`` with args ``("input", i)``, ``("op", j)`` or a
 number, and ``outputs`` names the ops whose results leave the kernel. That is already
-:mod:`minitorch.cuda.fusion`'s step list under other names, so lowering is a renaming::
+:mod:`minitorch.cuda.fusion_codegen`'s step list under other names, so lowering is a renaming::
 
     ElementwiseOp("mul", (("input", 0), ("op", 2)))   ->   ("mul", "x0", "t2")
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import fusion
+from . import fusion_codegen
 
 _FLOATS = ("float32", "float64")
 
@@ -38,14 +38,14 @@ def lower(kernel: Any) -> list[tuple]:
 
 def compile_fused(kernel: Any) -> Any:
     """The generated kernel of a ``FusedKernel`` (compiled once per distinct chain)."""
-    lines = fusion.fused_lines(lower(kernel))
-    return fusion.compile_lines(lines, len(kernel.inputs), tuple(kernel.outputs))
+    lines = fusion_codegen.fused_lines(lower(kernel))
+    return fusion_codegen.compile_lines(lines, len(kernel.inputs), tuple(kernel.outputs))
 
 
 def source(kernel: Any) -> str:
     """The Python source of that kernel (what the simulator runs and ``cupyx.jit`` compiles)."""
-    lines = fusion.fused_lines(lower(kernel))
-    return fusion.kernel_source(lines, len(kernel.inputs), outputs=tuple(kernel.outputs))
+    lines = fusion_codegen.fused_lines(lower(kernel))
+    return fusion_codegen.kernel_source(lines, len(kernel.inputs), outputs=tuple(kernel.outputs))
 
 
 def run(kernel: Any, arrays: list, block: int = 256) -> tuple:
@@ -55,7 +55,7 @@ def run(kernel: Any, arrays: list, block: int = 256) -> tuple:
         raise ValueError(
             f"fused kernel {kernel.name}: takes {len(kernel.inputs)} inputs, got {len(arrays)}"
         )
-    outs = fusion.launch_fused(
+    outs = fusion_codegen.launch_fused(
         compile_fused(kernel),
         list(arrays),
         tuple(kernel.shape),

@@ -60,9 +60,6 @@ LIMITS = {
     ),
 }  # fmt: skip
 
-#: Static ``__shared__`` arrays of one block may total at most this (all architectures).
-MAX_STATIC_SHARED = 48 * KIB
-
 
 @dataclass(frozen=True)
 class Occupancy:

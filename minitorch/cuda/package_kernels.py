@@ -1,6 +1,6 @@
 """Every kernel this package ships, as it launches them: argument types and block shape.
 
-One :class:`~minitorch.cuda.compile.Launch` per kernel and dtype the package runs on a GPU
+One :class:`~minitorch.cuda.cross_compile.Launch` per kernel and dtype the package runs on a GPU
 (float32 and float64, the dtypes :mod:`minitorch.cuda.dispatch` routes to kernels):
 
 - the fusion codegen's kernel for each elementwise op alone (``map_op``/``zip_op`` and the
@@ -32,7 +32,7 @@ def package_launches(dtypes: tuple[str, ...] = DTYPES) -> list[Launch]:
 
 
 def _fused_args(dtype: str, ninputs: int, noutputs: int = 1, input_dtypes: tuple = ()) -> tuple:
-    """``fusion.launch_fused``'s arguments: outputs, flat inputs, shape, strides, offsets,
+    """``fusion_codegen.launch_fused``'s arguments: outputs, flat inputs, shape, strides, offsets,
     ndim, n (shape/strides/offsets are int64 arrays; ndim and n Python ints)."""
     outs = tuple(Array(dtype) for _ in range(noutputs))
     ins = tuple(Array(d) for d in (input_dtypes or (dtype,) * ninputs))
@@ -42,13 +42,13 @@ def _fused_args(dtype: str, ninputs: int, noutputs: int = 1, input_dtypes: tuple
 def elementwise_launches(dtype: str) -> list[Launch]:
     from ..ops.registry import elementwise
     from ..ops.scalar import arity
-    from . import fusion
+    from . import fusion_codegen
 
     launches = []
     for op, spec in sorted(elementwise().items()):
         n = arity(spec.scalar)
         steps = [(op, *(f"x{j}" for j in range(n)))]
-        kernel = fusion.compile_lines(fusion.fused_lines(steps), n)
+        kernel = fusion_codegen.compile_lines(fusion_codegen.fused_lines(steps), n)
         launches.append(Launch(f"fused {op} ({dtype})", kernel, _fused_args(dtype, n), (256, 1, 1)))
     return launches
 

@@ -206,14 +206,6 @@ def release() -> Release:
     return _chosen
 
 
-def ptxas_path() -> str | None:
-    """The chosen release's ptxas (None when the toolchain is incomplete)."""
-    try:
-        return str(release().ptxas)
-    except ToolchainMissing:
-        return None
-
-
 def nvrtc_options(options: tuple[str, ...] = ()) -> tuple[str, ...]:
     """cupy's NVRTC options for a ``cupyx.jit`` kernel (its ``options`` first), as on a GPU,
     with the chosen release's CUDA headers in place of the ones cupy looked up."""

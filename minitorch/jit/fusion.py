@@ -48,8 +48,6 @@ from .ir import Graph, Node, Value, as_graph, mutated_values
 from .ops import ELEMENTWISE, function_for, is_pure, is_ref
 from .rows import REDUCTIONS, row_regions
 
-Ref = tuple  # ("input", i) or ("op", j)
-
 
 def _reducers() -> dict:
     """``_reduce_mean`` etc. for the generated code: each reduction's own forward."""
@@ -669,10 +667,6 @@ def _backward_by_ops(kernel: FusedKernel, inputs: tuple, needs: tuple, grads: tu
             else:
                 found[a[1]] = r if found[a[1]] is None else found[a[1]] + r
     return tuple(f if n else None for f, n in zip(found, needs, strict=True))
-
-
-def run_fused(kernel: FusedKernel, args: tuple) -> Any:
-    return kernel(*args)
 
 
 # --- the pass -----------------------------------------------------------------------------

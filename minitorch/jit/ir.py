@@ -14,7 +14,7 @@ Printing a graph gives TorchScript's ``.graph`` form::
       %1 : float32[4, 16] = linear(%x, %fc.weight, %fc.bias)
       return (%1)
 
-and ``codegen.python_code(graph)`` (a ScriptModule's ``.code``) a Python-like form.
+and ``python_print.python_code(graph)`` (a ScriptModule's ``.code``) a Python-like form.
 ``lint(graph)`` checks that a graph is well formed.
 """
 
@@ -233,13 +233,6 @@ class Graph(Block):
         for node in self.walk():
             counts[node.op] = counts.get(node.op, 0) + 1
         return counts
-
-    def as_tuples(self) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-        """The top-level nodes as ``(op, input names, output names)``: plain data."""
-        return [
-            (n.op, tuple(v.name for v in n.inputs), tuple(v.name for v in n.outputs))
-            for n in self.nodes
-        ]
 
     def __str__(self) -> str:
         head = ",\n      ".join(f"%{v.name} : {v.type_str()}" for v in self.inputs)

@@ -16,9 +16,9 @@ from typing import Any
 
 from ..nn import Module, Parameter
 from ..tensor import Tensor
-from .codegen import python_code
 from .interpreter import run_graph
 from .ir import Graph
+from .python_print import python_code
 from .read_guards import read_guards
 from .recording import current_tracer
 from .serialize import read

@@ -19,7 +19,7 @@ import inspect
 import operator
 from typing import Any
 
-from ..function import Function, ViewFunction
+from ..function import Function
 from ..ops.inplace import InplaceFunction
 from ..ops.registry import elementwise, lookup
 
@@ -137,9 +137,3 @@ def is_pure(node: Any) -> bool:
     if getattr(target, "pure", True) is False:  # a random draw: each one counts
         return False
     return not (isinstance(target, type) and issubclass(target, InplaceFunction))
-
-
-def is_view(node: Any) -> bool:
-    """True for ops whose output shares memory with their input."""
-    target = node.target
-    return isinstance(target, type) and issubclass(target, ViewFunction)

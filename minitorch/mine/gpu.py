@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import array_module_of
-from ..cuda import fusion
+from ..cuda import fusion_codegen
 from ..cuda.kernels import matmul, reduce, softmax
 from .pieces import piece
 
@@ -37,7 +37,7 @@ def _float32(*arrays: Any) -> bool:
 )
 def _strided_mul(mine: Any, strided_mul_kernel: Any) -> None:
     launch = mine.wrap("07.2", "strided_mul_kernel", lambda g, b, *a: strided_mul_kernel[g, b](*a))
-    package = fusion.run_steps
+    package = fusion_codegen.run_steps
     block = 256
 
     def run_steps(steps: list, arrays: list, *args: Any, **kwargs: Any) -> Any:
@@ -53,7 +53,7 @@ def _strided_mul(mine: Any, strided_mul_kernel: Any) -> None:
         n = int(out.size)
         if n:
             (a, a_strides, a_offset), (b, b_strides, b_offset) = (
-                fusion.strided_operand(x, shape) for x in arrays
+                fusion_codegen.strided_operand(x, shape) for x in arrays
             )
             ndim = max(len(shape), 1)
             dims = xp.asarray(list(shape) or [1], dtype=np.int64)
@@ -64,7 +64,7 @@ def _strided_mul(mine: Any, strided_mul_kernel: Any) -> None:
                    a_offset, b_offset, ndim, n)  # fmt: skip
         return out
 
-    mine.patches.replace(fusion, "run_steps", run_steps)
+    mine.patches.replace(fusion_codegen, "run_steps", run_steps)
 
 
 @piece("07.3", "block_sum_kernel", site="every sum on the GPU path: rounds of your block sums")
@@ -149,4 +149,4 @@ def _matmul(mine: Any, matmul_tiled_kernel: Any) -> None:
 @piece("07.6", "fused_lines", site="the code of every fused elementwise kernel (ops and compile)")
 def _fused(mine: Any, fused_lines: Any) -> None:
     learner = mine.wrap("07.6", "fused_lines", fused_lines)
-    mine.patches.replace(fusion, "fused_lines", lambda steps: list(learner(steps)))
+    mine.patches.replace(fusion_codegen, "fused_lines", lambda steps: list(learner(steps)))

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from .. import shape as shape_module
-from ..function import Layout
 from ..ops import reduce, views
+from ..shape import Layout
 from .pieces import piece
 
 

@@ -11,7 +11,6 @@ import math
 
 from ..autograd import no_grad
 from ..checks import as_tensor
-from ..creation import rand, randn
 from ..random import Generator
 from ..tensor import Tensor
 
@@ -62,16 +61,16 @@ def uniform_(
     tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     as_tensor(tensor, "uniform_", "tensor")
-    values = rand(*tensor.shape, generator=generator, dtype=tensor.dtype)
-    return _fill(tensor, values * (b - a) + a)
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
     as_tensor(tensor, "normal_", "tensor")
-    values = randn(*tensor.shape, generator=generator, dtype=tensor.dtype)
-    return _fill(tensor, values * std + mean)
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor: Tensor, value: float) -> Tensor:

@@ -16,6 +16,7 @@ from ..dtypes import as_dtype, result_type
 from ..dtypes import bool as bool_
 from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
+from . import factory  # noqa: F401  (Tensor.new_tensor's constructor)
 from .activation import LogSoftmax, Softmax
 from .compose import (
     argsort,
@@ -103,6 +104,7 @@ from .inplace import InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack
 from .linalg import MatMul
 from .norms import VectorNorm
+from .random import Rand, Randint, Randn, Randperm
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
 from .remainder import FloorDivide, Fmod, Remainder
 from .selection import masked_fill, multinomial, split, topk, tril, triu
@@ -472,8 +474,8 @@ def isclose(
         )
     if rtol < 0 or atol < 0:
         raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must not be negative")
-    with _no_grad(), np.errstate(invalid="ignore"):  # (inf - inf: the NaN is masked)
-        x, y = a.detach(), b.detach()
+    with np.errstate(invalid="ignore"):  # (inf - inf: the NaN is masked)
+        x, y = a.detach(), b.detach()  # (so nothing below records a graph)
         close = eq(x, y)
         if x.dtype.is_floating_point:
             finite = logical_and(isfinite(x), isfinite(y))
@@ -489,12 +491,6 @@ def allclose(
 ) -> builtins.bool:
     """True when every element of ``a`` is close to ``b``'s (``isclose``; they broadcast)."""
     return builtins.bool(all(isclose(a, b, rtol, atol, equal_nan)))
-
-
-def _no_grad() -> Any:
-    from ..autograd import no_grad
-
-    return no_grad()
 
 
 # --- norms (ops/norms.py) ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from ..checks import as_tensor, check_fill_value, check_indices, describe
 from ..function import check_dtypes
 from ..shape import as_sizes, normalize_dim
 from ..tensor import Tensor
+from .factory import full
 
 
 # --- PyTorch's named results: torch.return_types.max(values=..., indices=...) ------------------
@@ -405,11 +406,11 @@ def to_type(t: Tensor, dtype: Any = None) -> Any:
     return t.to(dtype)
 
 
-def new_like(t: Tensor, maker: Any, size: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
-    """``t.new_ones(size)`` and friends: ``t``'s dtype and device unless given."""
-    out = maker(
-        *as_sizes(size, maker.__name__),
-        dtype=t.dtype if dtype is None else dtype,
-        device=t.device if device is None else device,
-    )
-    return out.requires_grad_(requires_grad) if requires_grad else out
+def new_like(
+    t: Tensor, fill_value: Any, size: Any, dtype: Any, device: Any, requires_grad: bool, op: str
+) -> Tensor:
+    """``t.new_ones(size)`` and friends: filled with ``fill_value``, in ``t``'s dtype and on
+    its device unless given."""
+    dtype = t.dtype if dtype is None else dtype
+    device = t.device if device is None else device
+    return full(as_sizes(size, op), fill_value, dtype, device, requires_grad, op)

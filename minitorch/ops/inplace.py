@@ -4,7 +4,7 @@ Each is a Function of kind ``"inplace"``, so it goes through the one ``apply`` l
 other op: autocast, the tracer and DDP see it. What a write needs on top of an ordinary op
 is done by ``apply``'s layers: the bottom one (``minitorch.function.compute``) bumps the
 storage's version counter, so a value saved for backward that this write overwrites is
-caught when backward reads it; autograd's (``minitorch.autograd.graph``) rebases the
+caught when backward reads it; autograd's (``minitorch.autograd.history``) rebases the
 written tensor's history onto the new node, and a write through a view rebases the
 view's *base* (a ``CopySlices`` node), as PyTorch does.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..function import Function
+from .factory import from_host
 from .registry import register
 
 
@@ -20,12 +21,6 @@ class _Draw(Function):
     differentiable = False
     #: The jit's passes must neither fold, merge nor drop a draw (see ``jit.ops.is_pure``).
     pure = False
-
-
-def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool, op: str) -> Any:
-    from ..creation import _finish as finish
-
-    return finish(array, dtype, device, requires_grad, op=op)
 
 
 def _rng(generator: Any) -> Any:
@@ -41,7 +36,7 @@ class Rand(_Draw):
 
     @staticmethod
     def forward(size: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
-        return _finish(_rng(generator).random(size), dtype, device, requires_grad, "rand")
+        return from_host(_rng(generator).random(size), dtype, device, requires_grad, "rand")
 
 
 class Randn(_Draw):
@@ -52,7 +47,7 @@ class Randn(_Draw):
     @staticmethod
     def forward(size: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool) -> Any:
         array = _rng(generator).standard_normal(size)
-        return _finish(array, dtype, device, requires_grad, "randn")
+        return from_host(array, dtype, device, requires_grad, "randn")
 
 
 class Randint(_Draw):
@@ -63,7 +58,7 @@ class Randint(_Draw):
     @staticmethod
     def forward(low: int, high: int, size: tuple, generator: Any, dtype: Any, device: Any) -> Any:
         array = _rng(generator).integers(low, high, size)
-        return _finish(array, dtype, device, False, "randint")
+        return from_host(array, dtype, device, False, "randint")
 
 
 class Randperm(_Draw):
@@ -73,7 +68,7 @@ class Randperm(_Draw):
 
     @staticmethod
     def forward(n: int, generator: Any, dtype: Any, device: Any) -> Any:
-        return _finish(_rng(generator).permutation(n), dtype, device, False, "randperm")
+        return from_host(_rng(generator).permutation(n), dtype, device, False, "randperm")
 
 
 register(Rand, Randn, Randint, Randperm)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..backend import array_module_of as xp
-from ..creation import arange
-from ..dtypes import get_default_dtype, is_floating
+from ..dtypes import get_default_dtype, int64, is_floating
 from ..function import Context, Function
 from ..shape import numel
 from .elementwise import Where
+from .factory import from_host
 from .registry import register
 
 
@@ -108,7 +110,7 @@ class _Extreme(Function):
             indices, grad = indices.unsqueeze(dim), grad.unsqueeze(dim)
         along = [1] * len(shape)
         along[dim] = shape[dim]
-        positions = arange(shape[dim], device=grad.device).reshape(along)
+        positions = from_host(np.arange(shape[dim]), int64, grad.device, False).reshape(along)
         return Where.apply(positions == indices, grad, 0.0), None, None
 
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backend import array_module
-from ..function import Context, Layout, ViewFunction
-from ..shape import infer_size, normalize_dim, numel, view_strides
+from ..function import Context, ViewFunction
+from ..shape import Layout, infer_size, normalize_dim, numel, view_strides
 from .elementwise import unbroadcast
 from .registry import register
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from minitorch.course.grading import Forbidden, exercise, forbid, forbidding, probe
 from minitorch.course.grading.delegation import Delegated, is_library, message
-from minitorch.cuda import fusion, lowering
+from minitorch.cuda import fusion_codegen, lowering
 from minitorch.cuda.errors import KernelLanguageError
 from minitorch.cuda.simulator import GlobalArray, SharedArray
 
@@ -410,13 +410,14 @@ def test_tiled_matmul_for_any_power_of_two(run):
 
 
 # --- 07.6 fused kernel from a graph -----------------------------------------------------------
-# catches: minitorch's fused_lines itself, its way of writing a number (fusion.operand), and
+# catches: minitorch's fused_lines itself, its way of writing a number (fusion_codegen.operand), and
 # the lowering of chapter 05's fused node, whose source holds fused_lines' lines (a fake node
 # handed to lowering.source calls minitorch's fused_lines from minitorch's own code)
 FUSED_LINES = forbid(
-    fusion.fused_lines,
+    fusion_codegen.fused_lines,
     Forbidden(
-        fusion.operand, "minitorch's own fusion.operand (how its fused_lines writes numbers)"
+        fusion_codegen.operand,
+        "minitorch's own fusion_codegen.operand (how its fused_lines writes numbers)",
     ),
     *(
         Forbidden(f, f"minitorch's own lowering.{f.__name__} (which runs its fused_lines)")
@@ -431,9 +432,9 @@ def fused(nb, steps, arrays):
     with forbidding(FUSED_LINES, nb):
         lines = nb.fused_lines(steps)
     lines = [str(line) for line in lines]
-    kernel = fusion.compile_lines(lines, len(arrays))
+    kernel = fusion_codegen.compile_lines(lines, len(arrays))
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    out = fusion.launch_fused(kernel, list(arrays), shape, np.float64, block=32)
+    out = fusion_codegen.launch_fused(kernel, list(arrays), shape, np.float64, block=32)
     return lines, out, kernel.stats.as_dict()
 
 
@@ -445,7 +446,7 @@ def _fused_case(run, steps, shapes):
         assert line.replace(" ", "").startswith(f"t{k}="), (
             f"line {k} is {line!r}; it should assign t{k}"
         )
-    _close(out, fusion.reference(steps, arrays), f"the fused kernel of {steps}", 1e-6, 1e-9)
+    _close(out, fusion_codegen.reference(steps, arrays), f"the fused kernel of {steps}", 1e-6, 1e-9)
     return stats, lines
 
 
@@ -479,7 +480,7 @@ def test_fused_lines_write_every_number_as_a_float_literal(run):
 
 
 # catches: a fused node that loses a step, sigmoid/tanh/sqrt/log spelled wrong, delegating
-# to minitorch's fusion.fused_lines
+# to minitorch's fusion_codegen.fused_lines
 @exercise("07.6")
 def test_fused_lines_one_kernel_one_pass(run):
     steps = [("mul", "x0", 3.0), ("sigmoid", "t0"), ("tanh", "x1"), ("add", "t1", "t2"),

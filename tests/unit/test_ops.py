@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 
 import minitorch
-from minitorch.function import Layout
+from minitorch.shape import Layout
 
 from .tensor_helpers import FAST, FEW, layouts, make_tensor, nonempty_shapes, random_values, seeds
 

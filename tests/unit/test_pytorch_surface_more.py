@@ -257,6 +257,24 @@ def test_other_inplace_methods_match_torch():
     assert abs(n.mean().item() - 1.0) < 0.05 and abs(n.std().item() - 0.5) < 0.05
 
 
+def test_random_fills_are_tensor_methods_that_nn_init_calls():
+    # catches: Tensor.uniform_ reaching up into nn.init (chapter 01 calling chapter 03), a
+    # fill that draws other values than nn.init's, and an in-place fill of a leaf that
+    # requires grad, which torch refuses outside no_grad (nn.init's functions use it)
+    for method in ("uniform_", "normal_"):
+        mine = getattr(mt.zeros(2, 3), method)(generator=mt.Generator().manual_seed(1))
+        init = getattr(nn.init, method)(mt.zeros(2, 3), generator=mt.Generator().manual_seed(1))
+        assert mine.tolist() == init.tolist(), method
+        for lib in (mt, torch):
+            leaf = lib.zeros(3, requires_grad=True)
+            with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+                getattr(leaf, method)()
+            getattr(lib.nn.init, method)(leaf)
+            assert leaf.requires_grad and leaf.grad_fn is None
+    with pytest.raises(TypeError, match="uniform_: expected a floating point tensor"):
+        mt.zeros(3, dtype=mt.int64).uniform_()
+
+
 def test_a_parameters_view_is_a_plain_tensor():
     # catches: weight[:3] (or weight.T) printed as "Parameter containing:" and registered
     # as a parameter, where torch gives a plain tensor with a SliceBackward0

@@ -179,8 +179,7 @@ def compile_lines(launched: dict) -> tuple[str, ...]:
     if not launched:
         return ()
     try:
-        from minitorch.cuda import compile as cuda_compile
-        from minitorch.cuda import toolchain
+        from minitorch.cuda import cross_compile, toolchain
     except ImportError:
         return ()
     if toolchain.missing() is not None:
@@ -188,7 +187,7 @@ def compile_lines(launched: dict) -> tuple[str, ...]:
     lines = []
     for name, (kernel, block, args) in launched.items():
         try:
-            line = cuda_compile.report(kernel, *args, block=block).summary()
+            line = cross_compile.report(kernel, *args, block=block).summary()
         except Exception as exc:  # the simulator ran it; say what compiling said
             line = f"could not be compiled for sm_90 ({type(exc).__name__}: {exc})"
         lines.append(f"`{name}` {line}")

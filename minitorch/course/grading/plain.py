@@ -204,11 +204,6 @@ def loads(raw: bytes) -> Any:
         raise PlainDataError(f"not JSON ({type(exc).__name__})") from None
 
 
-def round_trip(value: Any) -> Any:
-    """What the grader would receive for ``value``: encode, serialise, parse, decode."""
-    return decode(loads(dumps(encode(value))))
-
-
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: Lone surrogates (a terminal or a UTF-8 file cannot take them: printing one crashed the

@@ -25,19 +25,16 @@ exception class (a judge may ``except ValueError``).
 
 from __future__ import annotations
 
-import ast
 import builtins
 import secrets
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import CodeType
 from typing import Any, TypeVar
 
 import numpy as np
 
 from minitorch.course.grading import delegation, plain
-from minitorch.course.grading.closure import closure, is_probe_def
 from minitorch.course.grading.delegation import Targets
 from minitorch.course.grading.namespace import MissingDefinition
 from minitorch.course.grading.results import ERROR, FAILED, NOT_IMPLEMENTED, TIMED_OUT
@@ -323,18 +320,6 @@ class LocalRunner(Runner):
 
 
 # -- what the sandbox gets of a test module: its probes and what they need ---------------------
-
-
-def probe_module(source: str, filename: str) -> CodeType:
-    """The code the sandbox runs for a test module: its ``@probe`` functions and exactly
-    what they use (see :mod:`minitorch.course.grading.closure`). The judges, whatever only
-    the judges use, the docstring and bare top-level statements stay in the grader."""
-    return compile(closure(source, filename).module, filename, "exec")
-
-
-def probe_names(source: str) -> list[str]:
-    """The names of a test module's ``@probe`` functions."""
-    return [n.name for n in ast.parse(source).body if is_probe_def(n)]
 
 
 def tensor_data(t: Any) -> dict[str, Any]:

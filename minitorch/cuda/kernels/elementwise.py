@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import fusion
+from .. import fusion_codegen
 
 
 def map_op(op: str, a: Any) -> Any:
-    """``op(a)`` elementwise (``op`` is a name in :data:`minitorch.cuda.fusion.UNARY`)."""
-    return fusion.run_steps([(op, "x0")], [a], caller="map_op")
+    """``op(a)`` elementwise (``op`` is a name in :data:`minitorch.cuda.fusion_codegen.UNARY`)."""
+    return fusion_codegen.run_steps([(op, "x0")], [a], caller="map_op")
 
 
 def zip_op(op: str, a: Any, b: Any) -> Any:
-    """``op(a, b)`` elementwise with broadcasting (:data:`minitorch.cuda.fusion.BINARY`)."""
-    return fusion.run_steps([(op, "x0", "x1")], [a, b], caller="zip_op")
+    """``op(a, b)`` elementwise with broadcasting (:data:`minitorch.cuda.fusion_codegen.BINARY`)."""
+    return fusion_codegen.run_steps([(op, "x0", "x1")], [a, b], caller="zip_op")

@@ -1,4 +1,5 @@
-"""``ScriptModule.code``: a graph printed as Python-like source, as TorchScript's ``.code``.
+"""``ScriptModule.code``: a graph printed as Python-like source, as TorchScript's ``.code``
+(PyTorch's ``python_print``).
 
 Each node becomes one assignment; get_attr reads ``self.<name>``; an If becomes an
 ``if``/``else`` whose branches assign the If's outputs; a Loop becomes a ``for``/``while``.

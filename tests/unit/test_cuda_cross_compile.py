@@ -18,7 +18,7 @@ import pytest
 
 import minitorch as mt
 from minitorch.cuda import codegen, toolchain
-from minitorch.cuda import compile as cc
+from minitorch.cuda import cross_compile as cc
 from minitorch.cuda.kernels import matmul, reduce
 from minitorch.cuda.notebook_kernels import notebook_kernels
 from minitorch.cuda.package_kernels import package_launches

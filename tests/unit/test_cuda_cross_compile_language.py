@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from minitorch.cuda import codegen, gpu, jit, toolchain
-from minitorch.cuda import compile as cc
+from minitorch.cuda import cross_compile as cc
 from minitorch.cuda.errors import KernelLanguageError
 
 MISSING = toolchain.missing()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from minitorch.cuda import jit
-from minitorch.cuda.compile import Array
+from minitorch.cuda.cross_compile import Array
 from minitorch.cuda.errors import KernelLanguageError
 from minitorch.cuda.notebook_kernels import notebook_kernels
 

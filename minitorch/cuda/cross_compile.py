@@ -1,6 +1,6 @@
 """Compile kernels for a real GPU on any machine, and report what each one uses.
 
-    python -m minitorch.cuda.compile [--arch sm_90] [NOTEBOOK ...]
+    python -m minitorch.cuda.cross_compile [--arch sm_90] [NOTEBOOK ...]
 
 compiles every kernel this package ships (:func:`package_launches`) and every kernel the
 notebooks define (:mod:`minitorch.cuda.notebook_kernels`) the way a GPU would: the kernel
@@ -291,10 +291,10 @@ HEADER = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m minitorch.cuda.compile``: 0 when every kernel compiles, 1 when one does
+    """``python -m minitorch.cuda.cross_compile``: 0 when every kernel compiles, 1 when one does
     not (each named, with the error and its line), 2 when the toolchain is missing."""
     parser = argparse.ArgumentParser(
-        prog="python -m minitorch.cuda.compile",
+        prog="python -m minitorch.cuda.cross_compile",
         description="Compile every kernel minitorch ships, and every kernel the notebooks "
         "define, for a GPU architecture (no GPU needed); print what each uses.",
     )
@@ -346,6 +346,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # run the imported module's main: its classes are the package's
-    from minitorch.cuda.compile import main as _main
+    from minitorch.cuda.cross_compile import main as _main
 
     sys.exit(_main())
