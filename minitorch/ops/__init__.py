@@ -17,6 +17,7 @@ from ..dtypes import bool as bool_
 from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_strides
 from ..tensor import Tensor
 from .activation import LogSoftmax, Softmax
+from .bitwise import bitwise_, bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from .compose import (
     argsort,
     bmm,
@@ -103,6 +104,7 @@ from .inplace import InplaceFunction, Set_, inplace_of
 from .join import Cat, Stack
 from .linalg import MatMul
 from .norms import VectorNorm
+from .rearrange import meshgrid, narrow, roll
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
 from .remainder import FloorDivide, Fmod, Remainder
 from .selection import masked_fill, multinomial, split, topk, tril, triu
@@ -134,6 +136,7 @@ from .unary import (
     Tan,
     Trunc,
 )
+from .unique import unique
 from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
 
 
@@ -761,6 +764,8 @@ def check_index(items: tuple, op: str) -> None:
                     f"dtype {item.dtype} (shape {tuple(item.shape)})"
                 )
             continue
+        if isinstance(item, range):
+            continue
         if isinstance(item, list):
             kind = np.asarray(item).dtype.kind if item else "i"
             if kind not in "biu":
@@ -787,7 +792,7 @@ def to_backend_index(items: tuple) -> tuple:
     tracer records them as values the graph reads; the ops' forwards read their arrays)."""
     return tuple(
         np.asarray(i, dtype=None if i else np.int64)  # [] indexes nothing, as integers
-        if isinstance(i, list)
+        if isinstance(i, (list, range))  # a range is its list of ints, as in PyTorch
         else i
         for i in items
     )
