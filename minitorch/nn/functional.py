@@ -21,6 +21,7 @@ from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
+from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
 
