@@ -214,10 +214,7 @@ class Linear(Function):
                 f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
             )
         ctx.save_for_backward(x, weight)
-        out = matmul_arrays(x, weight.T)
-        if bias is not None:
-            out += bias
-        return out
+        return matmul_arrays(x, weight.T, bias)  # the bias added before rounding, as addmm
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> tuple:
