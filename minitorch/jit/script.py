@@ -36,8 +36,10 @@ from .module import ScriptFunction, ScriptModule
 from .ops import ELEMENTWISE, function_for, library_call
 
 
-class ScriptError(SyntaxError):
-    """Code ``jit.script`` can't compile; the message shows the line and what is wrong."""
+class ScriptError(RuntimeError):
+    """Code ``jit.script`` can't compile; the message shows the line and what is wrong.
+    A RuntimeError, as PyTorch's scripting errors are (``except RuntimeError`` catches it);
+    ``lineno`` is the line in the file."""
 
 
 class Static:
