@@ -11,6 +11,7 @@ from . import (
     cpu,  # torch.cpu: the CPU as a device module (cpu.amp.autocast)
     cuda,  # the GPU (is_available, device_count) and chapter 07's kernels
     data,
+    distributions,  # torch.distributions: Categorical, Normal
     jit,  # chapter 05: the IR, trace/script, passes, save/load
     linalg,
     multiprocessing,  # Python's, plus spawn with PyTorch's signature
