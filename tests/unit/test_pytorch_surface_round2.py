@@ -250,3 +250,30 @@ def test_format_of_a_0d_tensor_is_its_number_and_nd_refuses_like_torch():
     a, ta = both(np.ones(2))
     raises_like(lambda: f"{a:.4f}", lambda: f"{ta:.4f}", "n-d with a spec")
     assert format(a) == str(a)
+
+
+def test_bitwise_ops_export_to_onnx_and_script_like_eager(tmp_path):
+    # catches: & | ^ ~ (now bitwise ops) lost to the exporter (bool: And/Or/Xor/Not; integers:
+    # Bitwise*, opset 18), and jit.script's ~ still a logical not (~5 would be False, not -6)
+    pytest.importorskip("onnxruntime")
+    from minitorch import jit
+    from minitorch import onnx as mt_onnx
+
+    from .test_onnx import assert_round_trip
+
+    def masks(x, y):
+        return (~(x > y) | (y < 0.2)) & (x != 0.5) ^ (x < 0.1)
+
+    def ints(a, b):
+        return (a & b) | (~a ^ 3)
+
+    g = mt.Generator().manual_seed(0)
+    x, y = mt.rand(3, 4, generator=g), mt.rand(3, 4, generator=g)
+    ops = assert_round_trip(masks, (x, y), tmp_path / "masks.onnx")
+    assert {"And", "Or", "Xor", "Not"} <= set(ops)
+    a, b = mt.tensor([[5, -3, 0]]), mt.tensor([[6, 1, 7]])
+    ops = assert_round_trip(ints, (a, b), tmp_path / "ints.onnx", opset_version=18)
+    assert "BitwiseNot" in ops
+    with pytest.raises(mt_onnx.OnnxExportError, match="opset 18"):
+        mt_onnx.export(ints, (a, b), tmp_path / "old.onnx", opset_version=17)
+    assert jit.script(ints)(a, b).tolist() == ints(a, b).tolist()
