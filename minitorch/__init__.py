@@ -11,6 +11,7 @@ from . import (
     cpu,  # torch.cpu: the CPU as a device module (cpu.amp.autocast)
     cuda,  # the GPU (is_available, device_count) and chapter 07's kernels
     data,
+    distributions,  # torch.distributions: Categorical, Normal
     jit,  # chapter 05: the IR, trace/script, passes, save/load
     linalg,
     multiprocessing,  # Python's, plus spawn with PyTorch's signature
@@ -42,6 +43,7 @@ from .creation import (
     full_like,
     get_default_device,
     linspace,
+    normal,
     ones,
     ones_like,
     rand,
@@ -106,6 +108,10 @@ from .ops import (
     asinh,
     atan,
     atanh,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     broadcast_to,
     cat,
     ceil,
@@ -145,9 +151,11 @@ from .ops import (
     max,
     maximum,
     mean,
+    meshgrid,
     min,
     minimum,
     mul,
+    narrow,
     ne,
     neg,
     norm,
@@ -157,6 +165,7 @@ from .ops import (
     relu,
     remainder,
     reshape,
+    roll,
     round,
     rsqrt,
     sigmoid,
@@ -174,6 +183,7 @@ from .ops import (
     tanh,
     transpose,
     trunc,
+    unique,
     unsqueeze,
     view,
     where,

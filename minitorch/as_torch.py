@@ -8,8 +8,19 @@ with minitorch standing in for PyTorch: ``import torch`` is ``minitorch``,
 builds runs real PyTorch code: what minitorch lacks fails at the import or the call
 that needs it, with minitorch's own error.
 
-Under this mapping minitorch *is* ``torch``, so it prints as ``torch`` does: dtypes as
-``torch.float32`` and shapes as ``torch.Size([2, 3])`` (``use_torch_names``).
+How minitorch spells itself when it stands in for torch (decided in issue 40):
+
+- **values print as torch's**: under this mapping minitorch *is* ``torch``, so what a
+  program prints about its data reads as PyTorch's output does: ``str(dtype)`` and
+  ``repr(dtype)`` are ``torch.float32``, shapes are ``torch.Size([2, 3])``,
+  ``t.type()`` is ``'torch.FloatTensor'``, ``torch.return_types.max(...)``
+  (``use_torch_names``). A tutorial's printed output is then the same under both;
+- **code keeps its own name**: classes and modules stay minitorch's (``type(t)`` is
+  ``<class 'minitorch.tensor.Tensor'>``, ``torch.__name__`` is ``'minitorch'``, and
+  tracebacks and error messages name ``minitorch`` files and ops), so that a learner
+  always sees which framework ran and where its source is.
+
+Without the mapping (``import minitorch``), everything is spelled ``minitorch.``.
 """
 
 from __future__ import annotations

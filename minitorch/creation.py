@@ -17,7 +17,7 @@ from .device import as_device
 from .dtypes import as_dtype, get_default_dtype, int64
 from .ops.factory import from_host, tensor
 from .ops.factory import full as _full
-from .ops.random import Rand, Randint, Randn, Randperm
+from .ops.random import Normal, Rand, Randint, Randn, Randperm
 from .random import Generator
 from .shape import as_size, as_sizes
 from .tensor import Tensor
@@ -180,20 +180,107 @@ def _floating(dtype: Any, op: str) -> Any:
 
 
 def randint(
-    low: int,
-    high: int,
-    size: Any,
-    *,
+    *args: Any,
+    low: int | None = None,
+    high: int | None = None,
+    size: Any = None,
     generator: Generator | None = None,
     dtype: Any = None,
     device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """Integers uniform on [low, high)."""
+    """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high,
+    size)`` (``low`` defaults to 0; each may be given by keyword)."""
+    low, high, size = _randint_args(args, low, high, size)
     as_number(low, "randint", "low", integer=True)
     as_number(high, "randint", "high", integer=True)
     if not low < high:
         raise RuntimeError(f"randint: expects low < high, but got low={low}, high={high}")
-    return Randint.apply(low, high, as_sizes((size,), "randint"), generator, dtype or int64, device)
+    dtype = int64 if dtype is None else as_dtype(dtype, "randint")
+    out = Randint.apply(low, high, as_sizes((size,), "randint"), generator, dtype, device)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _randint_args(args: tuple, low: Any, high: Any, size: Any) -> tuple:
+    """(low, high, size) from randint's two overloads, positional or by keyword."""
+    if len(args) > 3:
+        raise TypeError(f"randint: takes at most 3 positional arguments, but got {len(args)}")
+    three = len(args) == 3 or (len(args) == 2 and size is not None)
+    given = {"low": low, "high": high, "size": size}
+    names = ("low", "high", "size") if three else ("high", "size")
+    for name, value in zip(names[: len(args)], args, strict=True):
+        if given[name] is not None:
+            raise TypeError(f"randint: got multiple values for argument {name!r}")
+        given[name] = value
+    if given["high"] is None or given["size"] is None:
+        raise TypeError(
+            "randint: expected (high, size) or (low, high, size), e.g. randint(10, (3,)) "
+            f"or randint(0, 10, (3,)); got {len(args)} positional arguments {args!r:.60}"
+        )
+    if not isinstance(given["size"], (tuple, list)) and not hasattr(given["size"], "__len__"):
+        raise TypeError(
+            f"randint: argument 'size' must be a tuple of ints, not "
+            f"{type(given['size']).__name__} (write ({given['size']!r},) for one dim)"
+        )
+    return (0 if given["low"] is None else given["low"]), given["high"], given["size"]
+
+
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    out: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Draws from N(mean, std): ``mean`` and/or ``std`` a tensor (they broadcast; the
+    draw's gradient with respect to them is zero, as PyTorch's), or both numbers and a
+    ``size``. ``std`` must not be negative."""
+    from .ops import write_out
+
+    tensors = [a for a in (mean, std) if isinstance(a, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError(
+                "normal: with a float mean and std, give a size too, e.g. normal(0.0, 1.0, "
+                "(2, 3)); or pass mean or std as a tensor"
+            )
+        as_number(mean, "normal", "mean")
+        _check_std(std)
+        t = randn(size, generator=generator, dtype=dtype, device=device)
+        from .autograd import no_grad
+
+        with no_grad():
+            t = t * std + mean
+        t = write_out(t, out, "normal")
+        return t.requires_grad_() if requires_grad else t
+    if size is not None or dtype is not None or device is not None or requires_grad:
+        raise TypeError(
+            "normal: size, dtype, device and requires_grad go with a float mean and std only; "
+            "a tensor mean or std gives the shape, dtype and device"
+        )
+    for name, value in (("mean", mean), ("std", std)):
+        if isinstance(value, Tensor):
+            if not value.dtype.is_floating_point:
+                raise NotImplementedError(
+                    f"normal: {name} must be a floating point tensor, but got {value.dtype} "
+                    f"(shape {tuple(value.shape)})"
+                )
+        else:
+            as_number(value, "normal", name)
+    _check_std(std)
+    return write_out(Normal.apply(mean, std, generator), out, "normal")
+
+
+def _check_std(std: Any) -> None:
+    low = float(std.detach().min().item()) if isinstance(std, Tensor) and std.numel() else std
+    if isinstance(std, Tensor) and not std.numel():
+        return
+    if low < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {low}")
 
 
 def randperm(

@@ -79,7 +79,18 @@ from . import backend
 from .creation import from_numpy
 from .device import as_device, device
 from .dtypes import bool as bool_
-from .dtypes import float16, float32, float64, from_numpy_dtype, int8, int16, int32, int64, uint8
+from .dtypes import (
+    dtype,
+    float16,
+    float32,
+    float64,
+    from_numpy_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from .shape import contiguous_strides
 from .storage import Storage, strided_view
 from .tensor import Tensor
@@ -93,7 +104,13 @@ _DTYPES = {d.name: d for d in (float16, float32, float64, int8, int16, int32, in
 _KEY_TYPES = (str, int, float, type(None))  # bool is an int
 _NO_PICKLE = (
     "minitorch never loads pickle files (such as those from torch.save or pickle.dump), "
-    "because loading a pickle can run arbitrary code"
+    "because loading a pickle can run arbitrary code; save the model's state_dict() or the "
+    "tensors themselves with minitorch.save instead, and load that"
+)
+#: What every refusal to save an object says can be saved instead.
+_SAVE_INSTEAD = (
+    "minitorch never pickles (loading a pickle can run arbitrary code), so save a "
+    "model's or optimizer's state_dict(), or tensors, or plain values instead"
 )
 
 PathOrFile = str | os.PathLike | IO[bytes]
@@ -126,7 +143,10 @@ def _encode(obj: Any) -> tuple[bytes, list[tuple[int, np.ndarray]]]:
     try:
         root = encoder.node(obj, "obj")
     except RecursionError:
-        raise SerializationError("save: the object is nested too deeply to save") from None
+        raise SerializationError(
+            "save: the object is nested too deeply to save; save a flatter structure instead "
+            "(a dict of tensors, as a state_dict() is)"
+        ) from None
     header = {"data_nbytes": encoder.nbytes, "storages": encoder.storages, "object": root}
     return json.dumps(header, allow_nan=False).encode("utf-8"), encoder.arrays
 
@@ -154,7 +174,10 @@ class _Encoder:
             return self.tensor(x, path)
         if isinstance(x, (dict, list, tuple)):
             if id(x) in self._open:
-                raise SerializationError(f"save: {path} contains itself (a reference cycle)")
+                raise SerializationError(
+                    f"save: {path} contains itself (a reference cycle); save a copy without the "
+                    "cycle instead (a tree of dicts, lists and tensors)"
+                )
             self._open.add(id(x))
             try:
                 return self.container(x, path)
@@ -162,7 +185,7 @@ class _Encoder:
                 self._open.discard(id(x))
         raise SerializationError(
             f"save: can't save {path}, a {_type_name(x)}: a minitorch file holds only dicts, "
-            "lists, tuples, str, int, float, bool, None and Tensors" + _hint(x)
+            f"lists, tuples, str, int, float, bool, None and Tensors; {_hint(x)}"
         )
 
     def container(self, x: dict | list | tuple, path: str) -> Any:
@@ -172,7 +195,7 @@ class _Encoder:
                 if not isinstance(k, _KEY_TYPES):
                     raise SerializationError(
                         f"save: {path} has a key of type {type(k).__name__} ({k!r}); dict keys "
-                        "must be str, int, float, bool or None"
+                        "must be str, int, float, bool or None: use str(key) as the key instead"
                     )
                 items.append([self.node(k, path), self.node(v, f"{path}[{k!r}]")])
             return {"type": "dict", "items": items}
@@ -181,7 +204,11 @@ class _Encoder:
 
     def tensor(self, t: Tensor, path: str) -> dict:
         if t.dtype.name not in _DTYPES:
-            raise SerializationError(f"save: {path} has dtype {t.dtype}, which can't be saved")
+            raise SerializationError(
+                f"save: {path} has dtype {t.dtype}, which can't be saved; save it converted "
+                f"instead (t.float(), or t.int_repr() for a quantized tensor); saveable dtypes: "
+                f"{', '.join(_DTYPES)}"
+            )
         from .nn.parameter import Parameter
 
         if id(t) not in self._tensor_ids:
@@ -252,15 +279,36 @@ def _type_name(x: Any) -> str:
 
 
 def _hint(x: Any) -> str:
+    """What to save instead of ``x``, which a minitorch file can't hold."""
     if isinstance(x, np.ndarray):
-        return "; convert numpy arrays with minitorch.from_numpy"
+        return (
+            "save minitorch.from_numpy(array) (a tensor) instead, or array.tolist(); "
+            + _SAVE_INSTEAD
+        )
     if isinstance(x, np.generic):
-        return "; convert numpy scalars with .item()"
+        return "save value.item() (a Python number) instead; " + _SAVE_INSTEAD
     if hasattr(x, "state_dict"):
-        return "; save its .state_dict() instead"
+        return (
+            "save its .state_dict() instead (torch.save of a whole model or optimizer pickles "
+            "it; rebuild it in code and call load_state_dict on what minitorch.load returns); "
+            + _SAVE_INSTEAD
+        )
+    if isinstance(x, (dtype, device)):
+        return f"save str({x!r}) instead; " + _SAVE_INSTEAD
+    if isinstance(x, (set, frozenset)):
+        return "save sorted(values) or list(values) instead; " + _SAVE_INSTEAD
+    if isinstance(x, (bytes, bytearray)):
+        return (
+            "save a str (bytes.decode()) or a uint8 tensor of the bytes instead; " + _SAVE_INSTEAD
+        )
+    if isinstance(x, complex):
+        return "save (z.real, z.imag) instead; " + _SAVE_INSTEAD
     if callable(x):
-        return "; code (functions, classes, modules) is never saved, only values"
-    return ""
+        return (
+            "code (functions, classes, modules) is never saved, only values: save the values it "
+            "needs instead and rebuild the code when loading; " + _SAVE_INSTEAD
+        )
+    return _SAVE_INSTEAD
 
 
 def _host_array(array: Any) -> np.ndarray:
@@ -345,7 +393,10 @@ def load(
     if weights_only is not None and not isinstance(weights_only, bool):
         raise TypeError(f"load: weights_only must be a bool or None, got {weights_only!r}")
     if mmap:
-        raise NotImplementedError("load: mmap=True is not supported; the file is read whole")
+        raise NotImplementedError(
+            "load: mmap=True is not supported (the file is read whole and checked); leave mmap "
+            "unset instead"
+        )
     relocate = None
     if isinstance(map_location, dict):
         map_location = map_location.get("cpu", "cpu")  # (every tensor comes from "cpu")

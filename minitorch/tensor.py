@@ -559,14 +559,49 @@ class Tensor:
     def __ge__(self, other: Any) -> Tensor:
         return ops.ge(self, other)
 
+    # ``& | ^ ~`` are bitwise (logical on bool tensors), as in PyTorch
     def __invert__(self) -> Tensor:
-        return ops.logical_not(self)
+        return ops.bitwise_not(self)
 
     def __and__(self, other: Any) -> Tensor:
-        return ops.logical_and(self, other)
+        return ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return ops.bitwise_and(self, other)
 
     def __or__(self, other: Any) -> Tensor:
-        return ops.logical_or(self, other)
+        return ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return ops.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return ops.bitwise_xor(self, other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return ops.bitwise_(self, other, "and")
+
+    def __ior__(self, other: Any) -> Tensor:
+        return ops.bitwise_(self, other, "or")
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return ops.bitwise_(self, other, "xor")
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its number; any other refuses a
+        format spec, as in PyTorch."""
+        if self.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        if format_spec:
+            raise TypeError(
+                f"unsupported format string passed to Tensor.__format__: {format_spec!r} "
+                f"(only a 0-d tensor formats as a number; this one has shape {tuple(self.shape)}; "
+                "format t.item() or t.tolist())"
+            )
+        return str(self)
 
     # --- named ops ----------------------------------------------------------------------
     def add(self, other: Any) -> Tensor:
@@ -1073,6 +1108,33 @@ class Tensor:
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         return ops.argsort(self, dim, descending, stable)
+
+    def narrow(self, dim: int, start: Any, length: int) -> Tensor:
+        return ops.narrow(self, dim, start, length)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return ops.roll(self, shifts, dims)
+
+    def unique(
+        self,
+        sorted: bool = True,  # noqa: A002 - PyTorch's name
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: int | None = None,
+    ) -> Any:
+        return ops.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def bitwise_and(self, other: Any) -> Tensor:
+        return ops.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Tensor:
+        return ops.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Tensor:
+        return ops.bitwise_xor(self, other)
+
+    def bitwise_not(self) -> Tensor:
+        return ops.bitwise_not(self)
 
     def nelement(self) -> int:
         return self.numel()

@@ -43,6 +43,15 @@ from .memory import (  # torch.cuda's memory and device functions
     reset_peak_memory_stats,
     synchronize,
 )
+from .seeding import (  # torch.cuda's seeding and device choice
+    get_device_capability,
+    is_bf16_supported,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_device,
+)
 
 jit.gpu_launcher = gpu.launch  # kernels launched on cupy arrays run on the GPU
 

@@ -41,9 +41,13 @@ class RandomSampler(Sampler[int]):
 
     Without replacement each epoch is a permutation (repeated permutations if
     ``num_samples`` exceeds the dataset); with ``replacement=True`` indices are drawn
-    independently. With no ``generator`` the default one is used, so
-    ``minitorch.manual_seed`` makes runs repeat.
+    independently, lazily, ``CHUNK`` at a time as PyTorch draws them (minGPT and makemore
+    ask for ``num_samples=10**10``: an endless stream, never a list). With no
+    ``generator`` the default one is used, so ``minitorch.manual_seed`` makes runs repeat.
     """
+
+    #: How many indices a sampler with replacement draws at once (PyTorch's 32).
+    CHUNK = 32
 
     def __init__(
         self,
@@ -74,7 +78,9 @@ class RandomSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         n, total = len(self.data_source), self.num_samples
         if self.replacement:
-            yield from randint(0, n, (total,), generator=self.generator).tolist()
+            for _ in range(total // self.CHUNK):
+                yield from randint(n, (self.CHUNK,), generator=self.generator).tolist()
+            yield from randint(n, (total % self.CHUNK,), generator=self.generator).tolist()
             return
         for _ in range(total // n):
             yield from randperm(n, generator=self.generator).tolist()

@@ -36,8 +36,10 @@ from .module import ScriptFunction, ScriptModule
 from .ops import ELEMENTWISE, function_for, library_call
 
 
-class ScriptError(SyntaxError):
-    """Code ``jit.script`` can't compile; the message shows the line and what is wrong."""
+class ScriptError(RuntimeError):
+    """Code ``jit.script`` can't compile; the message shows the line and what is wrong.
+    A RuntimeError, as PyTorch's scripting errors are (``except RuntimeError`` catches it);
+    ``lineno`` is the line in the file."""
 
 
 class Static:
@@ -58,6 +60,9 @@ _BINARY = {
     ast.MatMult: ("matmul", None, operator.matmul),
     ast.FloorDiv: (None, "prim.floordiv", operator.floordiv),
     ast.Mod: (None, "prim.mod", operator.mod),
+    ast.BitAnd: ("bitwise_and", None, operator.and_),  # masks: (x > 0) & (y < 1)
+    ast.BitOr: ("bitwise_or", None, operator.or_),
+    ast.BitXor: ("bitwise_xor", None, operator.xor),
 }
 _COMPARE = {
     ast.Lt: ("lt", "prim.lt", operator.lt),
@@ -580,7 +585,7 @@ class _Compiler:
             )
         if isinstance(node.op, ast.Not):
             return self.emit("prim.not", (x,), type_="bool")
-        return self.emit("logical_not", (x,))
+        return self.emit("bitwise_not", (x,))  # ~ on a tensor: bitwise (logical on bools)
 
     def expr_Compare(self, node: ast.Compare, scope: _Scope) -> Any:  # noqa: N802
         if len(node.ops) != 1:

@@ -21,6 +21,7 @@ from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
+from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
 
@@ -213,10 +214,7 @@ class Linear(Function):
                 f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
             )
         ctx.save_for_backward(x, weight)
-        out = matmul_arrays(x, weight.T)
-        if bias is not None:
-            out += bias
-        return out
+        return matmul_arrays(x, weight.T, bias)  # the bias added before rounding, as addmm
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> tuple:

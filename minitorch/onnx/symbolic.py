@@ -98,6 +98,24 @@ def _compare(b: OnnxBuilder, node: Node, p: dict) -> None:
         b.emit(_COMPARE[node.op], inputs, [b.out(node)])
 
 
+_BITWISE = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor", "bitwise_not": "Not"}
+
+
+@converts(*_BITWISE)
+def _bitwise(b: OnnxBuilder, node: Node, p: dict) -> None:
+    """On bools ONNX's logical ops; on integers its Bitwise* ops (opset 18 on)."""
+    dtype = _out_dtype(node)
+    name = _BITWISE[node.op]
+    if dtype != np.dtype(bool):
+        if b.opset < 18:
+            raise OnnxExportError(
+                f"onnx.export: {node.op} on {dtype} tensors needs opset 18 (Bitwise{name}); "
+                f"export with opset_version=18 or later (this export uses {b.opset})"
+            )
+        name = f"Bitwise{name}"
+    b.emit(name, [b.arg(a, dtype) for a in node.args], [b.out(node)])
+
+
 @converts("where")
 def _where(b: OnnxBuilder, node: Node, p: dict) -> None:
     dtype = _out_dtype(node)

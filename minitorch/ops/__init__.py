@@ -18,6 +18,7 @@ from ..shape import as_size, as_sizes, infer_size, normalize_dim, numel, view_st
 from ..tensor import Tensor
 from . import factory  # noqa: F401  (Tensor.new_tensor's constructor)
 from .activation import LogSoftmax, Softmax
+from .bitwise import bitwise_, bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from .compose import (
     argsort,
     bmm,
@@ -105,6 +106,7 @@ from .join import Cat, Stack
 from .linalg import MatMul
 from .norms import VectorNorm
 from .random import Rand, Randint, Randn, Randperm
+from .rearrange import meshgrid, narrow, roll
 from .reduce import All, Any_, Argmax, Argmin, Max, Mean, Min, Sum
 from .remainder import FloorDivide, Fmod, Remainder
 from .selection import masked_fill, multinomial, split, topk, tril, triu
@@ -136,6 +138,7 @@ from .unary import (
     Tan,
     Trunc,
 )
+from .unique import unique
 from .views import AsStrided, Expand, Permute, Slice, Squeeze, Unsqueeze, View
 
 
@@ -757,6 +760,8 @@ def check_index(items: tuple, op: str) -> None:
                     f"dtype {item.dtype} (shape {tuple(item.shape)})"
                 )
             continue
+        if isinstance(item, range):
+            continue
         if isinstance(item, list):
             kind = np.asarray(item).dtype.kind if item else "i"
             if kind not in "biu":
@@ -783,7 +788,7 @@ def to_backend_index(items: tuple) -> tuple:
     tracer records them as values the graph reads; the ops' forwards read their arrays)."""
     return tuple(
         np.asarray(i, dtype=None if i else np.int64)  # [] indexes nothing, as integers
-        if isinstance(i, list)
+        if isinstance(i, (list, range))  # a range is its list of ints, as in PyTorch
         else i
         for i in items
     )

@@ -14,17 +14,26 @@ from .elementwise import unbroadcast
 from .registry import register
 
 
-def matmul_arrays(a: Any, b: Any) -> Any:
-    """``a @ b`` on backend arrays.
+def matmul_arrays(a: Any, b: Any, bias: Any = None) -> Any:
+    """``a @ b`` (``+ bias``, broadcast, when given: PyTorch's addmm) on backend arrays.
 
     numpy has no half-precision BLAS: its float16 matmul is a plain loop, hundreds of times
     slower than float32, and bfloat16 comes back as float32. So on the CPU a float16 or
     bfloat16 product is computed the way tensor cores compute it: multiply and add in
-    float32, round the result once to the inputs' dtype. (cupy calls cuBLAS for float16.)
+    float32, round the result once to the inputs' dtype. The bias is added in that float32
+    accumulation, before the one rounding, as PyTorch's addmm and linear do (rounding the
+    product first would lose what the bias cancels: ``1 + 2**-9 - 1`` is 0 in bfloat16,
+    2**-9 when rounded once). (cupy calls cuBLAS for float16.)
     """
     if a.dtype == b.dtype and a.dtype.itemsize == 2 and is_floating(a.dtype) and xp(a, b) is np:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
-    return xp(a, b).matmul(a, b)
+        out = np.matmul(a.astype(np.float32), b.astype(np.float32))
+        if bias is not None:
+            out += bias.astype(np.float32)
+        return out.astype(a.dtype)
+    out = xp(a, b).matmul(a, b)
+    if bias is not None:
+        out += bias
+    return out
 
 
 _PRODUCTS = {

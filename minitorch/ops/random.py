@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..function import Function
+from ..backend import array_module_of as xp
+from ..function import Context, Function
 from .factory import from_host
 from .registry import register
 
@@ -71,4 +72,27 @@ class Randperm(_Draw):
         return from_host(_rng(generator).permutation(n), dtype, device, False, "randperm")
 
 
-register(Rand, Randn, Randint, Randperm)
+class Normal(Function):
+    """A draw from N(mean, std) with tensor parameters (they broadcast). As PyTorch's
+    ``normal``, the draw's gradient with respect to ``mean`` and ``std`` is zero: a
+    reparameterised sample is ``distributions.Normal.rsample``."""
+
+    name = "normal"
+    broadcasting = True
+    pure = False  # each draw counts: the jit's passes must not fold or merge it
+
+    @staticmethod
+    def forward(ctx: Context, mean: Any, std: Any, generator: Any) -> Any:
+        m = xp(mean, std)
+        ctx.shapes = (getattr(mean, "shape", None), getattr(std, "shape", None))
+        shape = m.broadcast_shapes(m.shape(mean), m.shape(std))
+        dtype = m.result_type(*(a for a in (mean, std) if hasattr(a, "dtype")))
+        noise = m.asarray(_rng(generator).standard_normal(shape))
+        return (mean + std * noise).astype(dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Any) -> tuple:
+        return tuple(None if s is None else grad.new_zeros(s) for s in ctx.shapes) + (None,)
+
+
+register(Rand, Randn, Randint, Randperm, Normal)

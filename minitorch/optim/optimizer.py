@@ -37,6 +37,10 @@ class ParamGroup(dict):
 class Optimizer:
     """Holds ``param_groups`` (lists of parameters with their hyper-parameters) and ``state``."""
 
+    #: Whether each per-parameter state tensor has its parameter's shape (checked on
+    #: ``load_state_dict``); LBFGS keeps flat vectors of all parameters instead.
+    state_shaped_like_params = True
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.state: dict[Tensor, dict[str, Any]] = {}
@@ -185,7 +189,12 @@ class Optimizer:
                 )
             p = params[int(key)]
             for k, v in value.items():
-                if isinstance(v, Tensor) and v.ndim and tuple(v.shape) != tuple(p.shape):
+                if (
+                    self.state_shaped_like_params
+                    and isinstance(v, Tensor)
+                    and v.ndim
+                    and tuple(v.shape) != tuple(p.shape)
+                ):
                     raise ValueError(
                         f"{op}: state {k!r} of parameter {key} has shape {tuple(v.shape)}, but "
                         f"the parameter has shape {tuple(p.shape)}"
