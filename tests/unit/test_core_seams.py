@@ -164,10 +164,11 @@ def _all_subclasses(cls):
     return out
 
 
-#: Every package of a chapter after the core (03's modules, optimizers and data included) and
-#: the course tooling: the core imports none of them.
+#: Every package of a chapter after the core (03's modules, optimizers and data included),
+#: the API built on them (distributions) and the course tooling: the core imports none of them.
 LATER_CHAPTERS = {
     "nn",
+    "distributions",
     "optim",
     "data",
     "amp",
