@@ -21,3 +21,4 @@ from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parallel import DataParallel
 from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
