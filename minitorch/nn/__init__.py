@@ -18,7 +18,15 @@ from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, Embedding, MaxPool2d
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
+from .multihead_attention import MultiheadAttention
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parallel import DataParallel
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
