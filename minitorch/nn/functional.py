@@ -21,6 +21,12 @@ from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
+
+# the functional forms of layers that live in modules of their own (F.<name>, as PyTorch)
+from .channel_dropout import dropout2d  # noqa: F401
+from .conv_transpose import conv_transpose2d  # noqa: F401
+from .group_norm import group_norm  # noqa: F401
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
 
@@ -402,9 +408,13 @@ def conv2d(
     stride: Any = 1,
     padding: Any = 0,
     dilation: Any = 1,
+    groups: int = 1,
 ) -> Tensor:
     """2-d cross-correlation as one matrix multiply over im2col columns (one op for
-    ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch)."""
+    ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch).
+    With ``groups``, the channels split into groups convolved each on its own."""
+    if groups != 1:
+        return GroupedConvolution2d.apply(x, weight, bias, stride, padding, dilation, groups)
     return Convolution2d.apply(x, weight, bias, stride, padding, dilation)
 
 
@@ -443,6 +453,45 @@ class Convolution2d(Function):
     name = "conv2d"
     kind = "composite"
     forward = staticmethod(_conv2d)
+
+
+def _grouped_conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
+    """conv2d with ``groups``: input channels and filters split into that many groups,
+    group g's filters seeing only group g's channels (``groups == C``: depthwise)."""
+    groups = as_size(groups, "conv2d", "groups")
+    if x.ndim != 4 or weight.ndim != 4:
+        raise RuntimeError(
+            f"conv2d: expected 4-d input and weight, got shapes {x.shape} and {weight.shape}"
+        )
+    c, out_c = x.shape[1], weight.shape[0]
+    if groups < 1 or out_c % groups or c != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"conv2d: groups={groups} needs a weight of (out_channels divisible by groups, "
+            f"in_channels / groups, kh, kw), got input {x.shape} and weight {weight.shape}"
+        )
+    xs, ws = x.chunk(groups, dim=1), weight.chunk(groups, dim=0)
+    biases = [None] * groups if bias is None else bias.chunk(groups)
+    return ops.cat(
+        [
+            _conv2d(xg, wg, bg, stride, padding, dilation)
+            for xg, wg, bg in zip(xs, ws, biases, strict=True)
+        ],
+        dim=1,
+    )
+
+
+class GroupedConvolution2d(Convolution2d):
+    """conv2d with groups, one op for autocast as ``Convolution2d``."""
+
+    forward = staticmethod(_grouped_conv2d)
 
 
 def _tiles(x: Any, kernel: tuple[int, int]) -> Any:
