@@ -18,6 +18,15 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, Embedding, MaxPool2d
 from .conv_transpose import ConvTranspose2d
 from .group_norm import GroupNorm
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv2d,
+    LazyLinear,
+    LazyModuleMixin,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module

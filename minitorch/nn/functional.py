@@ -413,6 +413,8 @@ def conv2d(
     """2-d cross-correlation as one matrix multiply over im2col columns (one op for
     ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch).
     With ``groups``, the channels split into groups convolved each on its own."""
+    if isinstance(x, Tensor) and x.ndim == 3:  # one unbatched (C, H, W) image
+        return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if groups != 1:
         return GroupedConvolution2d.apply(x, weight, bias, stride, padding, dilation, groups)
     return Convolution2d.apply(x, weight, bias, stride, padding, dilation)
