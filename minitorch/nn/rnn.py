@@ -174,6 +174,10 @@ class RNNBase(Module):
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs the weights into one buffer for cuDNN here; minitorch's layers read
+        each parameter as it is, so there is nothing to do."""
+
     def _layer_weights(self, layer: int, direction: int) -> list:
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         kinds = ["weight_ih", "weight_hh"]

@@ -25,7 +25,12 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 #: Programs that do not yet run the same, and why; each is an expected failure (strict: one
 #: that starts passing must leave this list).
-KNOWN: dict[str, str] = {}
+_PART_A = "issue 40 part A (branch issue40a) brings it; remove this entry when merged"
+KNOWN: dict[str, str] = {
+    "dcgan_01_generator": f"nn.BCELoss: {_PART_A}",
+    "wlm_01_lstm_tied": f"Tensor.narrow: {_PART_A}",
+    "wlm_02_transformer": f"Tensor.narrow: {_PART_A}",
+}
 
 ALL = run.discover()
 RECORDED = run.recorded(ALL)
@@ -85,3 +90,6 @@ def test_compare_masks_what_it_should() -> None:
     assert run.compare(masked, "loss 0.25 (3, 4)", "loss -1.75 (3, 4)") is None
     assert run.compare(masked, "loss 0.25 (3, 4)", "loss 0.25 (3, 5)") is not None
     assert run.compare(masked, "a\nb", "a") is not None
+    # a number with a unit of seconds is a number (masked timings), not part of the text
+    assert run.compare(masked, "| time:  0.19s | 12.5ms |", "| time:  1.73s | 9.0ms |") is None
+    assert run.compare(exact, "took 3s", "took 4s") is not None
