@@ -416,7 +416,7 @@ def conv2d(
     if isinstance(x, Tensor) and x.ndim == 3:  # one unbatched (C, H, W) image
         return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if groups != 1:
-        return GroupedConvolution2d.apply(x, weight, bias, stride, padding, dilation, groups)
+        return Convolution2d.apply(x, weight, bias, stride, padding, dilation, groups)
     return Convolution2d.apply(x, weight, bias, stride, padding, dilation)
 
 
@@ -446,15 +446,6 @@ def _conv2d(
     out = weight.reshape(out_c, -1) @ cols  # (N, out_c, L)
     out = out.reshape(n, out_c, oh, ow)
     return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
-
-
-class Convolution2d(Function):
-    """conv2d as a composite: the unfold, matmul and bias add it is made of record
-    themselves; autocast sees one ``conv2d``."""
-
-    name = "conv2d"
-    kind = "composite"
-    forward = staticmethod(_conv2d)
 
 
 def _grouped_conv2d(
@@ -490,10 +481,27 @@ def _grouped_conv2d(
     )
 
 
-class GroupedConvolution2d(Convolution2d):
-    """conv2d with groups, one op for autocast as ``Convolution2d``."""
+def _any_conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int = 1,
+) -> Tensor:
+    if groups == 1:
+        return _conv2d(x, weight, bias, stride, padding, dilation)
+    return _grouped_conv2d(x, weight, bias, stride, padding, dilation, groups)
 
-    forward = staticmethod(_grouped_conv2d)
+
+class Convolution2d(Function):
+    """conv2d as a composite: the unfold, matmul and bias add it is made of record
+    themselves; autocast sees one ``conv2d`` (grouped or not)."""
+
+    name = "conv2d"
+    kind = "composite"
+    forward = staticmethod(_any_conv2d)
 
 
 def _tiles(x: Any, kernel: tuple[int, int]) -> Any:
