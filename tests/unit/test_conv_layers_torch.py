@@ -152,3 +152,9 @@ def test_dropout2d_drops_whole_channels():
     assert np.all(rows == rows[..., :1])
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout2d(1.5)
+
+
+def test_conv2d_takes_an_unbatched_image():
+    # catches: a (C, H, W) input refused or read as (N, C, H) as PyTorch's conv2d does not
+    check_layer("Conv2d", (3, 2, 3), dict(padding=1, groups=1), (3, 5, 4))
+    check_layer("Conv2d", (4, 2, 3), dict(groups=2), (4, 5, 4))

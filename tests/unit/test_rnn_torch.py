@@ -227,3 +227,23 @@ def test_init_and_repr():
         assert repr(getattr(nn, name)(*args, **kwargs)) == repr(
             getattr(torch.nn, name)(*args, **kwargs)
         )
+
+
+def test_dropout_between_layers_only_in_training():
+    # catches: dropout applied in eval mode, or to the last layer's output (PyTorch drops
+    # only between layers), or not at all in training
+    mt.manual_seed(0)
+    lstm = nn.LSTM(3, 8, num_layers=2, dropout=0.5)
+    one_layer = nn.LSTM(3, 8, num_layers=1, dropout=0.5)
+    x = mt.randn(4, 2, 3)
+    lstm.eval()
+    first, second = lstm(x)[0].detach().numpy(), lstm(x)[0].detach().numpy()
+    np.testing.assert_array_equal(first, second)
+    lstm.train()
+    trained, _ = lstm(x)
+    assert not np.allclose(trained.detach().numpy(), first)
+    one_layer.train()
+    a, _ = one_layer(x)
+    one_layer.eval()
+    b, _ = one_layer(x)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
