@@ -10,9 +10,10 @@ The optimizer-before-first-call pitfall: ``materialize`` fills in the *same* Par
 object (``set_``, as PyTorch's ``param.data = ...``), so an optimizer built from
 ``parameters()`` before the first call holds the real weights afterwards and steps them
 (optimizers create their per-parameter state at the first step, after the shapes are
-known). What does not work before the first call, here as in PyTorch, is anything that
-needs the shapes: counting parameters, copying them, or loading a state_dict into the lazy
-module (minitorch refuses that; run one batch first).
+known). Loading a state_dict before the first call gives the uninitialised tensors the
+checkpoint's shapes (``Module.load_state_dict``), as in PyTorch. What does not work before
+the first call, here as in PyTorch, is anything else that needs the shapes: counting
+parameters or copying them.
 """
 
 from __future__ import annotations
@@ -63,15 +64,6 @@ class LazyModuleMixin:
     def initialize_parameters(self, *args: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__}.initialize_parameters")
 
-    def load_state_dict(self, state_dict: Any, strict: bool = True) -> Any:
-        if self.has_uninitialized_params():
-            raise RuntimeError(
-                f"{type(self).__name__}.load_state_dict: the module's parameters are not "
-                "initialized yet; run one batch through it first (minitorch's lazy modules "
-                "do not infer their shapes from a state_dict)"
-            )
-        return super().load_state_dict(state_dict, strict)
-
 
 class LazyLinear(LazyModuleMixin, Linear):
     """A Linear whose ``in_features`` is the last dim of its first input."""
@@ -92,8 +84,8 @@ class LazyLinear(LazyModuleMixin, Linear):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:  # noqa: A002
+        self.in_features = input.shape[-1]  # (also after a state_dict gave the shapes)
         if self.has_uninitialized_params():
-            self.in_features = input.shape[-1]
             self.weight.materialize((self.out_features, self.in_features))
             if self.bias is not None:
                 self.bias.materialize((self.out_features,))
@@ -130,8 +122,8 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:  # noqa: A002
+        self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
         if self.has_uninitialized_params():
-            self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
             if self.in_channels % self.groups or self.out_channels % self.groups:
                 raise ValueError(
                     f"LazyConv2d: in_channels ({self.in_channels}) and out_channels "
@@ -176,8 +168,8 @@ class _LazyNormBase(LazyModuleMixin, _BatchNorm):
                 self.bias.fill_(0.0)
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:  # noqa: A002
+        self.num_features = input.shape[1]
         if self.has_uninitialized_params():
-            self.num_features = input.shape[1]
             for t in (self.weight, self.bias, self.running_mean, self.running_var):
                 if _uninitialized(t):
                     t.materialize((self.num_features,))

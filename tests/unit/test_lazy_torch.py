@@ -74,11 +74,21 @@ def test_optimizer_built_before_the_first_call_steps_the_weights(make_optimizer)
     assert all((p != b).any().item() for p, b in zip(model.parameters(), before, strict=True))
 
 
-def test_lazy_state_dict_before_the_first_call_is_refused():
-    # catches: loading shapes into a module whose parameters have none yet, silently
-    lazy = nn.LazyLinear(2)
-    with pytest.raises(RuntimeError, match="run one batch"):
-        lazy.load_state_dict({"weight": mt.zeros(2, 3), "bias": mt.zeros(2)})
+def test_state_dict_loads_into_lazy_modules_before_the_first_call():
+    # catches: a checkpoint refused (size mismatch with the empty parameters) or copied
+    # into tensors that keep their empty shape, nested lazy modules and buffers included
+    theirs = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.LazyBatchNorm1d())
+    x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    theirs(torch.tensor(x))
+    theirs.eval()
+    mine = nn.Sequential(nn.LazyLinear(4), nn.LazyBatchNorm1d())
+    mine.load_state_dict({k: mt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    assert not any(isinstance(p, nn.parameter.UninitializedParameter) for p in mine.parameters())
+    mine.eval()
+    np.testing.assert_allclose(
+        mine(mt.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-5
+    )
+    assert [type(m).__name__ for m in mine] == ["Linear", "BatchNorm1d"]
 
 
 @pytest.mark.parametrize("shape,gain", [((3, 5), 1.0), ((6, 2), 2.0), ((4, 2, 3), 0.5)])
