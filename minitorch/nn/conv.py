@@ -23,7 +23,11 @@ class Conv2d(Module):
         stride=1,
         padding=0,
         dilation=1,
+        groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
     ):
         super().__init__()
         self.in_channels = as_size(in_channels, "Conv2d", "in_channels")
@@ -34,9 +38,20 @@ class Conv2d(Module):
             F._pair(padding, "Conv2d", "padding"),
             F._pair(dilation, "Conv2d", "dilation", least=1),
         )
-        self.weight = Parameter(empty(out_channels, in_channels, *self.kernel_size))
+        self.groups = as_size(groups, "Conv2d", "groups")
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(
+                f"Conv2d: in_channels ({in_channels}) and out_channels ({out_channels}) must "
+                f"be divisible by groups ({groups})"
+            )
+        _only_default("Conv2d", "padding_mode", padding_mode, "zeros")
+        self.padding_mode = padding_mode
+        factory = dict(dtype=dtype, device=device)
+        self.weight = Parameter(
+            empty(out_channels, in_channels // groups, *self.kernel_size, **factory)
+        )
         if bias:
-            self.bias = Parameter(empty(out_channels))
+            self.bias = Parameter(empty(out_channels, **factory))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -45,7 +60,9 @@ class Conv2d(Module):
         init.default_layer_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        return F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     def extra_repr(self) -> str:
         text = (
@@ -56,6 +73,8 @@ class Conv2d(Module):
             text += f", padding={self.padding}"
         if self.dilation != (1, 1):
             text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
         return text

@@ -22,6 +22,11 @@ from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
 from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
+
+# the functional forms of layers that live in modules of their own (F.<name>, as PyTorch)
+from .channel_dropout import dropout2d  # noqa: F401
+from .group_norm import group_norm  # noqa: F401
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
 
@@ -400,9 +405,15 @@ def conv2d(
     stride: Any = 1,
     padding: Any = 0,
     dilation: Any = 1,
+    groups: int = 1,
 ) -> Tensor:
     """2-d cross-correlation as one matrix multiply over im2col columns (one op for
-    ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch)."""
+    ``apply``'s layers: autocast runs it in lower precision, bias included, as PyTorch).
+    With ``groups``, the channels split into groups convolved each on its own."""
+    if isinstance(x, Tensor) and x.ndim == 3:  # one unbatched (C, H, W) image
+        return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if groups != 1:
+        return Convolution2d.apply(x, weight, bias, stride, padding, dilation, groups)
     return Convolution2d.apply(x, weight, bias, stride, padding, dilation)
 
 
@@ -434,13 +445,136 @@ def _conv2d(
     return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
 
 
+def _grouped_conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
+    """conv2d with ``groups``: input channels and filters split into that many groups,
+    group g's filters seeing only group g's channels (``groups == C``: depthwise)."""
+    groups = as_size(groups, "conv2d", "groups")
+    if x.ndim != 4 or weight.ndim != 4:
+        raise RuntimeError(
+            f"conv2d: expected 4-d input and weight, got shapes {x.shape} and {weight.shape}"
+        )
+    c, out_c = x.shape[1], weight.shape[0]
+    if groups < 1 or out_c % groups or c != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"conv2d: groups={groups} needs a weight of (out_channels divisible by groups, "
+            f"in_channels / groups, kh, kw), got input {x.shape} and weight {weight.shape}"
+        )
+    xs, ws = x.chunk(groups, dim=1), weight.chunk(groups, dim=0)
+    biases = [None] * groups if bias is None else bias.chunk(groups)
+    return ops.cat(
+        [
+            _conv2d(xg, wg, bg, stride, padding, dilation)
+            for xg, wg, bg in zip(xs, ws, biases, strict=True)
+        ],
+        dim=1,
+    )
+
+
+def _any_conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int = 1,
+) -> Tensor:
+    if groups == 1:
+        return _conv2d(x, weight, bias, stride, padding, dilation)
+    return _grouped_conv2d(x, weight, bias, stride, padding, dilation, groups)
+
+
 class Convolution2d(Function):
     """conv2d as a composite: the unfold, matmul and bias add it is made of record
-    themselves; autocast sees one ``conv2d``."""
+    themselves; autocast sees one ``conv2d`` (grouped or not)."""
 
     name = "conv2d"
     kind = "composite"
-    forward = staticmethod(_conv2d)
+    forward = staticmethod(_any_conv2d)
+
+
+def conv_transpose2d(
+    input: Tensor,  # noqa: A002 - PyTorch's name
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
+    """The transposed 2-d convolution of (N, C_in, H, W) (or (C_in, H, W)) with ``weight``
+    (C_in, C_out / groups, kh, kw): (N, C_out, H_out, W_out), where
+    ``H_out = (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1``."""
+    op = "conv_transpose2d"
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(f"{op}: input and weight must be Tensors")
+    if input.ndim == 3:
+        return conv_transpose2d(
+            input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation
+        ).squeeze(0)
+    if input.ndim != 4 or weight.ndim != 4:
+        raise RuntimeError(
+            f"{op}: expected a 3-d or 4-d input and a 4-d weight, got shapes {input.shape} and "
+            f"{weight.shape}"
+        )
+    stride, dilation = _pair(stride, op, "stride", 1), _pair(dilation, op, "dilation", 1)
+    padding, output_padding = (
+        _pair(padding, op, "padding"),
+        _pair(output_padding, op, "output_padding"),
+    )
+    groups = as_size(groups, op, "groups")
+    n, c, h, w = input.shape
+    in_c, out_per_group, kh, kw = weight.shape
+    if groups < 1 or c != in_c or in_c % groups:
+        raise RuntimeError(
+            f"{op}: input has {c} channels (shape {input.shape}) but the weight {weight.shape} "
+            f"expects {in_c}, divisible by groups={groups}"
+        )
+    for i in range(2):
+        if output_padding[i] >= max(stride[i], dilation[i]):
+            raise RuntimeError(
+                f"{op}: output padding must be smaller than either stride or dilation, but got "
+                f"output_padding={output_padding}, stride={stride}, dilation={dilation}"
+            )
+    # every input pixel times the kernel: (N, G, out/G * kh * kw, H * W) columns
+    x = input.reshape(n, groups, c // groups, h * w)
+    wt = weight.reshape(groups, c // groups, out_per_group * kh * kw).transpose(-2, -1)
+    cols = (wt @ x).reshape(n, groups * out_per_group * kh * kw, h * w)
+    full = (
+        (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1,
+        (w - 1) * stride[1] + dilation[1] * (kw - 1) + 1,
+    )
+    out_c = groups * out_per_group
+    out = Fold.apply(cols, (n, out_c, *full), (kh, kw), stride, dilation)
+    out = _pad_end(out, output_padding)
+    size = (out.shape[2] - 2 * padding[0], out.shape[3] - 2 * padding[1])
+    if size[0] <= 0 or size[1] <= 0:
+        raise RuntimeError(
+            f"{op}: the output size {size} is too small (input {input.shape}, kernel {(kh, kw)}, "
+            f"stride {stride}, padding {padding}, dilation {dilation})"
+        )
+    out = out[:, :, padding[0] : padding[0] + size[0], padding[1] : padding[1] + size[1]]
+    return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+
+
+def _pad_end(x: Tensor, extra: tuple[int, int]) -> Tensor:
+    """Zeros after the last row (``extra[0]`` of them) and the last column (``extra[1]``)."""
+    if extra[0]:
+        x = ops.cat(
+            [x, zeros(*x.shape[:2], extra[0], x.shape[3], dtype=x.dtype, device=x.device)], 2
+        )
+    if extra[1]:
+        x = ops.cat([x, zeros(*x.shape[:3], extra[1], dtype=x.dtype, device=x.device)], 3)
+    return x
 
 
 def _tiles(x: Any, kernel: tuple[int, int]) -> Any:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd import no_grad
 from ..checks import as_tensor
+from ..creation import rand, randn
+from ..creation import tensor as as_new_tensor
 from ..random import Generator
 from ..tensor import Tensor
 
@@ -122,6 +126,29 @@ def kaiming_normal_(
 ) -> Tensor:
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``: W W^T = gain^2 I for a wide W (W^T W for
+    a tall one), dims after the first flattened. Multiplying by it keeps a vector's norm,
+    so a deep stack of such layers (an unrolled RNN) neither explodes nor vanishes at start.
+    As PyTorch: the Q of a Gaussian matrix's QR, signs fixed by R's diagonal so that Q is
+    uniformly distributed."""
+    as_tensor(tensor, "orthogonal_", "tensor")
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor  # (PyTorch: no-op)
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    gaussian = randn(rows, cols, generator=generator, dtype=tensor.dtype).numpy()
+    flattened = gaussian.T if rows < cols else gaussian
+    q, r = np.linalg.qr(flattened.astype(np.float64))
+    q = q * np.sign(np.diag(r))  # (Q's columns made unique: R's diagonal positive)
+    if rows < cols:
+        q = q.T
+    values = as_new_tensor(q.reshape(tensor.shape) * gain, dtype=tensor.dtype, device=tensor.device)
+    return _fill(tensor, values)
 
 
 def default_layer_init_(weight: Tensor, bias: Tensor | None = None) -> None:

@@ -16,7 +16,7 @@ from ..checks import as_bool, as_callable, describe
 from ..dtypes import float16, float32, float64
 from ..hooks import RemovableHandle
 from ..tensor import Tensor, parse_to
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -299,7 +299,8 @@ class Module:
         """Copy values from ``state_dict`` into this module's tensors, in place.
 
         With ``strict=True`` (the default) missing or unexpected keys are an error that
-        lists them; a shape mismatch is always an error.
+        lists them; a shape mismatch is always an error. A lazy module's uninitialised
+        parameters and buffers take the checkpoint's shapes, as in PyTorch.
         """
         as_bool(strict, "load_state_dict", "strict")
         if not isinstance(state_dict, Mapping):
@@ -316,6 +317,8 @@ class Module:
                 value = state_dict[key]
                 if not isinstance(value, Tensor):
                     problems.append(f"{key}: expected a Tensor, got {type(value).__name__}")
+                elif isinstance(target, (UninitializedParameter, UninitializedBuffer)):
+                    pass  # a lazy module's tensor takes the checkpoint's shape (below)
                 elif tuple(value.shape) != tuple(target.shape):
                     problems.append(
                         f"size mismatch for {key}: copying a param with shape {value.shape} "
@@ -335,6 +338,8 @@ class Module:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
+                    if isinstance(target, (UninitializedParameter, UninitializedBuffer)):
+                        target.materialize(tuple(state_dict[key].shape))
                     target.copy_(state_dict[key].to(device=target.device))
         return _IncompatibleKeys(missing, unexpected)
 

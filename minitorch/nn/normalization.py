@@ -33,7 +33,6 @@ class _BatchNorm(Module):
             as_number(momentum, name, "momentum", low=0.0, high=1.0)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        self._has_bias = bias
         if affine:
             self.weight = Parameter(ones(num_features))
             if bias:
@@ -85,7 +84,7 @@ class _BatchNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"bias={self._has_bias}, track_running_stats={self.track_running_stats}"
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
 
 

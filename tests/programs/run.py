@@ -16,7 +16,8 @@ Each program says in a header comment how to compare it:
 - ``# order: unordered`` (with either): several processes print, in any order, so lines
   are compared as a sorted list.
 
-Object addresses (``at 0x7f...``) are masked everywhere. stderr is not compared.
+Object addresses (``at 0x7f...``) are masked everywhere; a number with a unit of seconds
+(``0.19s``, ``12ms``) counts as a number. stderr is not compared.
 
 torch's outputs are recorded in ``torch_outputs.json`` (``--record`` runs torch and
 rewrites it), keyed by each program's source: the test compares minitorch against the
@@ -226,7 +227,10 @@ def collect(process: subprocess.Popen, mode: str) -> dict:
 
 # --- comparing ----------------------------------------------------------------------------
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|inf|nan)(?![\w])")
+# a number: not inside a word, but it may carry a unit of seconds ("0.19s", "12ms")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|inf|nan)(?=m?s\b|\W|$)"
+)
 
 
 def _is_float_text(token: str) -> bool:

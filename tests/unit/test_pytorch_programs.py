@@ -85,3 +85,6 @@ def test_compare_masks_what_it_should() -> None:
     assert run.compare(masked, "loss 0.25 (3, 4)", "loss -1.75 (3, 4)") is None
     assert run.compare(masked, "loss 0.25 (3, 4)", "loss 0.25 (3, 5)") is not None
     assert run.compare(masked, "a\nb", "a") is not None
+    # a number with a unit of seconds is a number (masked timings), not part of the text
+    assert run.compare(masked, "| time:  0.19s | 12.5ms |", "| time:  1.73s | 9.0ms |") is None
+    assert run.compare(exact, "took 3s", "took 4s") is not None

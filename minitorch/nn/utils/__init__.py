@@ -1,15 +1,15 @@
-"""``nn.utils``: gradient clipping."""
+"""``nn.utils``: gradient clipping (packed sequences for the recurrent layers: ``nn.utils.rnn``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
 
-from ..autograd import no_grad
-from ..checks import as_number, as_tensor, describe
-from ..creation import tensor
-from ..ops import maximum, minimum, stack
-from ..tensor import Tensor
+from ...autograd import no_grad
+from ...checks import as_number, as_tensor, describe
+from ...creation import tensor
+from ...ops import maximum, minimum, stack
+from ...tensor import Tensor
 
 
 def _grads(parameters: Iterable[Tensor] | Tensor, op: str) -> list[Tensor]:
