@@ -21,11 +21,11 @@ from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
-from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
 
 # the functional forms of layers that live in modules of their own (F.<name>, as PyTorch)
 from .channel_dropout import dropout2d  # noqa: F401
 from .group_norm import group_norm  # noqa: F401
+from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..checks import as_tensor
-from ..creation import rand, randn
+from ..creation import randn
 from ..creation import tensor as as_new_tensor
 from ..random import Generator
 from ..tensor import Tensor
