@@ -24,7 +24,19 @@ CASES = {
     "layer_norm two dims, no affine": lambda x, w, b: F.layer_norm(x, (5, 6)) * w.sum() + b,
     "gelu": lambda x, w, b: F.gelu(x * w + b),
     "gelu tanh": lambda x, w, b: F.gelu(x * w + b, approximate="tanh"),
+    "attention, causal": lambda x, w, b: F.scaled_dot_product_attention(
+        x, x * w, x + b, is_causal=True
+    ),
+    # a broadcast key and value (one for every batch) and a bool mask that hides a whole row
+    "attention, bool mask": lambda x, w, b: F.scaled_dot_product_attention(
+        x, (x * w)[0], (x + b)[0], attn_mask=_HIDE_ROW
+    ),
+    # a float mask that gets a gradient, and a scale of its own
+    "attention, float mask": lambda x, w, b: F.scaled_dot_product_attention(
+        x, x * w, x, attn_mask=(x * b)[0, :, :5], scale=0.3
+    ),
 }
+_HIDE_ROW = mt.tensor([[True] * 5] * 4 + [[False] * 5])
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -44,7 +56,7 @@ def test_eager_op_agrees_with_its_decomposition(name):
         parts = fn(x, w, b)
     finally:
         handle.remove()
-    assert "mul" in seen and not {"layer_norm", "gelu"} & set(seen)
+    assert "mul" in seen and not {"layer_norm", "gelu", "scaled_dot_product_attention"} & set(seen)
     (parts * parts).sum().backward()
     want = [parts.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)]
     for g, e in zip(got, want, strict=True):
