@@ -184,23 +184,19 @@ class Gelu(Function):
     decomposition = staticmethod(_gelu_formula)
 
     @staticmethod
-    def forward(x: Any, approximate: str) -> Any:
+    def forward(ctx: Context, x: Any, approximate: str) -> Any:
         def gelu(x: Any) -> Any:
-            phi, _ = _gelu_parts(array_module_of(x), x, approximate)
-            phi *= x
-            return phi
+            ctx.parts = _gelu_parts(array_module_of(x), x, approximate)  # (backward's too)
+            return ctx.parts[0] * x
 
+        ctx.approximate = approximate
+        ctx.save_for_backward(x)
         return float_op(gelu, x)
-
-    @staticmethod
-    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
-        ctx.approximate = inputs[1]
-        ctx.save_for_backward(inputs[0])
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> tuple:
         (x,) = ctx.saved_tensors
-        return GeluBackward.apply(grad, x, ctx.approximate), None
+        return GeluBackward.apply(grad, x, ctx.approximate, ctx.parts), None
 
 
 class GeluBackward(Function):
@@ -210,10 +206,12 @@ class GeluBackward(Function):
     dtypes = "floating"
 
     @staticmethod
-    def forward(grad: Any, x: Any, approximate: str) -> Any:
+    def forward(grad: Any, x: Any, approximate: str, parts: tuple | None = None) -> Any:
+        """``parts``: forward's ``(Phi, t)`` arrays, if it kept them (else computed again)."""
+
         def slope(x: Any) -> Any:  # GELU'(x) = Phi + x Phi'
             m = array_module_of(x)
-            phi, t = _gelu_parts(m, x, approximate)
+            phi, t = _gelu_parts(m, x, approximate) if parts is None else parts
             if t is None:  # Phi' is the normal density
                 density = m.exp(-0.5 * x * x)
                 density *= x * (1.0 / math.sqrt(2.0 * math.pi))
@@ -221,8 +219,8 @@ class GeluBackward(Function):
                 density = (0.5 * _SQRT_2_OVER_PI) * (1.0 - t * t)
                 density *= 1.0 + (3.0 * _GELU_CUBIC) * x * x
                 density *= x
-            phi += density
-            return phi
+            density += phi
+            return density
 
         if x.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once
             out = slope(x.astype("float32"))
@@ -244,6 +242,7 @@ class GeluBackward(Function):
         return (
             GeluBackward.apply(gg, x, ctx.approximate) if need_grad else None,
             gg * grad * _gelu_curvature(x, ctx.approximate) if need_x else None,
+            None,
             None,
         )
 

@@ -116,7 +116,8 @@ def _erf_float32(x: Any) -> Any:
         chunk = flat[start : start + n]
         k = chunk.size
         ak, zk = a[:k], z[:k]
-        np.clip(chunk, -4.0, 4.0, out=ak)  # (NaN stays NaN; inf becomes 4, whose erf is 1)
+        np.maximum(chunk, -4.0, out=ak)  # (NaN stays NaN; inf becomes 4, whose erf is 1)
+        np.minimum(ak, 4.0, out=ak)
         np.multiply(ak, ak, out=zk)
         pk = _horner(np, zk, _ERF32_P, p[:k])
         pk *= ak
