@@ -118,3 +118,16 @@ def test_layer_norm_agrees_with_pytorch(case, dtype):
         np.testing.assert_allclose(
             a.detach().float().numpy(), t.detach().float().numpy(), rtol=tol, atol=tol
         )
+
+
+def test_chapter_07_kernel_dispatch_sees_the_parts():
+    # catches: a LayerNorm or GELU that skips the kernels while they serve the device (the
+    # op has no kernel of its own; its parts do), or a dispatch layer left on the stack
+    x = mt.tensor([0.5, -1.0], requires_grad=True)
+    mt.cuda.enable("cpu")
+    try:
+        inside = F.gelu(x).grad_fn.name()
+    finally:
+        mt.cuda.disable("cpu")
+    assert inside == "MulBackward0"
+    assert F.gelu(x).grad_fn.name() == "GeluBackward0"
