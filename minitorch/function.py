@@ -105,6 +105,12 @@ class Function:
     #: True: ``forward`` takes and returns Tensors, not arrays (PyTorch's
     #: ``torch.autograd.Function``, which ``minitorch.autograd.Function`` is).
     tensors_in: ClassVar[bool] = False
+    #: For an op that is also a formula of other ops (LayerNorm, GELU): that formula, a
+    #: function of the op's arguments written with ops. Eager runs the op itself, one
+    #: forward and one backward; while a layer that reads ops one by one is on the stack
+    #: (``Layer.reads_parts``: apply hooks and the tracer, autocast) the op runs as its
+    #: parts, so those layers see the ops they know (PyTorch's decompositions).
+    decomposition: ClassVar[Callable | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -155,6 +161,9 @@ class Layer:
 
     #: Where the layer sits: lower runs first. 10 autocast, 20 observers, 30 autograd.
     order: ClassVar[int] = 50
+    #: True for a layer that reads ops one by one (by name, or as a graph): while it is on
+    #: the stack, an op with a ``decomposition`` runs as its parts (``_Decompose``).
+    reads_parts: ClassVar[bool] = False
     #: The rest of the stack under this layer (set when the stack is built).
     below: Callable[[type, tuple, dict, Any], Any]
 
@@ -224,13 +233,32 @@ def layers() -> tuple[Layer, ...]:
 
 
 def _rebuild() -> None:
-    """Chain the layers: each one's ``below`` is the next, the last one's is ``compute``."""
+    """Chain the layers: each one's ``below`` is the next, the last one's is ``compute``;
+    on top of them ``_Decompose`` while a layer that reads ops one by one is there."""
     global _top
     below = compute
-    for layer in reversed(_layers):
+    chain = list(_layers)
+    if any(layer.reads_parts for layer in chain):
+        chain.insert(0, _decompose)
+    for layer in reversed(chain):
         layer.below = below
         below = layer.__call__  # (a bound method: the quickest thing to call)
     _top = below
+
+
+class _Decompose(Layer):
+    """Runs an op that declares a ``decomposition`` as that formula of other ops, each of
+    which comes through ``apply`` in its turn; every other op goes on down the stack."""
+
+    order = 0
+
+    def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
+        if op.decomposition is not None:
+            return op.decomposition(*args, **kwargs)
+        return self.below(op, args, kwargs, ctx)
+
+
+_decompose = _Decompose()
 
 
 # --- the bottom of the stack: compute on the backend ---------------------------------------
@@ -445,6 +473,7 @@ class _Observers(Layer):
     """Calls each registered ``hook(function, args, kwargs, output)`` after the op ran."""
 
     order = 20
+    reads_parts = True  # (a hook sees the ops an op with a decomposition is made of)
 
     def __init__(self) -> None:
         self.hooks: dict = {}

@@ -96,6 +96,8 @@ def broadcast_index(
 def normalize_dim(dim: int, ndim: int, op: str) -> int:
     """Turn a possibly negative dim into ``0 <= dim < ndim``; name the op when out of range
     or not an int (``dim=0.5`` is refused, not truncated)."""
+    if type(dim) is int and 0 <= dim < ndim:  # (the common case, decided quickly)
+        return dim
     if type(dim) is not int:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
             raise TypeError(f"{op}: dim must be an int, but got {type(dim).__name__} {dim!r}")
@@ -186,6 +188,8 @@ def as_sizes(args: Sequence[Any], op: str, allow_infer: bool = False) -> Shape:
     """
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    if all(type(a) is int and a >= 0 for a in args):  # (the common case, decided quickly)
+        return tuple(args)
     sizes = []
     for i, a in enumerate(args):
         if isinstance(a, bool) or not _is_integer(a):

@@ -230,6 +230,7 @@ class Autocast(Layer):
     """
 
     order = 10
+    reads_parts = True  # (the policy names the ops a LayerNorm or a GELU is made of)
 
     def __call__(self, op: type[Function], args: tuple, kwargs: dict, ctx: Any) -> Any:
         if _state.dtypes:

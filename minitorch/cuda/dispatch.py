@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import backend, ops
+from ..function import Layer
 from ..ops.registry import elementwise
 from . import fusion_codegen, lowering
 from .kernels import matmul_autotuned, softmax_last_dim, sum_all, sum_last_dim
@@ -97,11 +98,27 @@ def _fused_elementwise() -> type:
     return FusedElementwise
 
 
+class _Parts(Layer):
+    """On ``apply``'s stack while the kernels serve a device: an op that is a formula of
+    other ops (LayerNorm, GELU, attention: ``Function.decomposition``) runs as those ops,
+    each of which has its kernel. It only passes the call on."""
+
+    order = 40
+    reads_parts = True
+
+
+_PARTS = _Parts()
+_enabled: set = set()
+
+
 def enable(device: str = "cuda") -> None:
     """Register the kernels with ``device``'s backend."""
     target = backend.get(device)
     for op, kernel in kernels().items():
         target.register_kernel(op, kernel)
+    if not _enabled:
+        _PARTS.engage()
+    _enabled.add(device)
 
 
 def disable(device: str = "cuda") -> None:
@@ -109,3 +126,7 @@ def disable(device: str = "cuda") -> None:
     target = backend.get(device)
     for op in kernels():
         target.unregister_kernel(op)
+    if device in _enabled:
+        _enabled.discard(device)
+        if not _enabled:
+            _PARTS.disengage()

@@ -10,9 +10,10 @@ A mask hides keys: a bool ``attn_mask`` keeps the positions that are True, a flo
 added to the scores (``-inf`` hides), and ``is_causal`` hides the future (query i sees keys
 0..i). A query whose keys are all hidden gets zeros, as PyTorch's safe softmax gives.
 
-It is written with minitorch ops (matmul, where, softmax, dropout), so autograd, autocast
-(the two matmuls run in bfloat16/float16), the tracer and the ONNX exporter see the ops it
-is made of; no backward of its own is needed.
+Without dropout it is one op (``Attention``) with a backward of its own; its formula of
+minitorch ops (matmul, where, softmax, dropout) is its ``decomposition``, so autocast (the
+two matmuls run in bfloat16/float16), the tracer and the ONNX exporter see the ops it is
+made of, as eager code with dropout does.
 """
 
 from __future__ import annotations
@@ -21,11 +22,16 @@ import math
 from typing import Any
 
 from .. import ops
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
+from ..backend import array_module_of
 from ..checks import as_number, as_tensor
 from ..creation import ones
 from ..dtypes import bool as bool_
 from ..dtypes import float32
+from ..function import Context, Function
+from ..ops.elementwise import unbroadcast
+from ..ops.linalg import matmul_arrays
+from ..ops.registry import register
 from ..ops.selection import tril
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -57,8 +63,18 @@ def scaled_dot_product_attention(
     """
     op = "scaled_dot_product_attention"
     _check_inputs(op, query, key, value, attn_mask, dropout_p, is_causal, scale)
-    L, S = query.shape[-2], key.shape[-2]  # noqa: N806
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if dropout_p == 0.0 and query.dtype.itemsize > 2:  # (16-bit floats: op by op, as before)
+        return Attention.apply(query, key, value, attn_mask, is_causal, scale)
+    weights = _weights(query, key, attn_mask, is_causal, scale)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p, training=True)
+    return ops.matmul(weights, value)
+
+
+def _weights(query: Tensor, key: Tensor, attn_mask: Any, is_causal: bool, scale: float) -> Tensor:
+    """The attention weights, ``softmax(query @ key^T * scale + mask)``, with ops."""
+    L, S = query.shape[-2], key.shape[-2]  # noqa: N806
     scores = ops.matmul(query, key.transpose(-2, -1)) * scale  # (..., L, S)
     if is_causal:
         scores = ops.where(causal_mask(L, S, query.device), scores, float("-inf"))
@@ -68,12 +84,84 @@ def scaled_dot_product_attention(
         else:
             scores = scores + attn_mask.to(scores.dtype)  # (a float32 mask: bfloat16 scores)
     if attn_mask is None:
-        weights = ops.softmax(scores, dim=-1)  # subtracts each row's max: no overflow
-    else:
-        weights = _safe_softmax(scores)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p, training=True)
-    return ops.matmul(weights, value)
+        return ops.softmax(scores, dim=-1)  # subtracts each row's max: no overflow
+    return _safe_softmax(scores)
+
+
+def _attention_formula(
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Any, is_causal: bool, scale: float
+) -> Tensor:
+    """Attention as the ops it is made of (``Attention.decomposition``)."""
+    return ops.matmul(_weights(query, key, attn_mask, is_causal, scale), value)
+
+
+class Attention(Function):
+    """Attention without dropout as one op: the scores, mask and softmax in place on one
+    (..., L, S) array, and a backward of its own (two products for each input, the softmax's
+    rule between), where the formula of ops records eight nodes and their temporaries. The
+    numbers are the formula's: the same products, and the same softmax, op for op."""
+
+    name = "scaled_dot_product_attention"
+    grad_fn_name = "ScaledDotProductAttentionBackward0"  # (PyTorch's math path: several)
+    decomposition = staticmethod(_attention_formula)
+
+    @staticmethod
+    def forward(
+        ctx: Context, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float
+    ) -> Any:
+        m = array_module_of(q)
+        scores = matmul_arrays(q, m.swapaxes(k, -1, -2))
+        scores *= scale
+        L, S = scores.shape[-2:]  # noqa: N806
+        if is_causal:
+            scores[..., m.triu(m.ones((L, S), dtype=bool), 1)] = -m.inf
+        elif mask is not None and mask.dtype == bool:
+            scores = m.where(mask, scores, -m.inf)
+        elif mask is not None:
+            scores = scores + mask.astype(scores.dtype)
+        if scores.size:  # (the softmax, as ops.softmax computes it, in place)
+            top = scores.max(axis=-1, keepdims=True)
+            dead = None
+            if mask is not None:  # rows with every key hidden: zeros (PyTorch's safe softmax)
+                dead = top == -m.inf
+                if dead.any():
+                    scores = m.where(dead, scores.dtype.type(0), scores)
+                    top = scores.max(axis=-1, keepdims=True)
+                else:
+                    dead = None
+            scores -= top
+            m.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            if dead is not None:
+                scores = m.where(dead, scores.dtype.type(0), scores)
+        ctx.is_causal, ctx.scale = is_causal, scale
+        ctx.save_for_backward(q, k, v, scores, mask)
+        return matmul_arrays(scores, v)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        """For ``out = W @ V``, ``W = softmax(S)``, ``S = Q @ K^T * scale (+ mask)``:
+        ``dV = W^T @ dout``, ``dS = W * (dW - sum(dW * W))`` with ``dW = dout @ V^T``, then
+        ``dQ = dS @ K * scale`` and ``dK = dS^T @ Q * scale`` (each summed back over
+        broadcast batch dims)."""
+        q, k, v, w, mask = ctx.saved_tensors
+        need_q, need_k, need_v, need_mask = ctx.needs_input_grad[:4]
+        if is_grad_enabled():  # create_graph: the weights as ops on q and k, differentiable
+            w = _weights(q, k, mask, ctx.is_causal, ctx.scale)
+        grad_q = grad_k = grad_v = grad_mask = None
+        if need_v:
+            grad_v = unbroadcast(w.mT @ grad, v.shape)
+        if need_q or need_k or need_mask:
+            dw = grad @ v.mT
+            ds = w * (dw - (dw * w).sum(-1, keepdim=True))
+            if need_mask:
+                grad_mask = unbroadcast(ds, mask.shape).to(mask.dtype)
+            ds = ds * ctx.scale
+            if need_q:
+                grad_q = unbroadcast(ds @ k, q.shape)
+            if need_k:
+                grad_k = unbroadcast(ds.mT @ q, k.shape)
+        return grad_q, grad_k, grad_v, grad_mask, None, None
 
 
 def _safe_softmax(scores: Tensor) -> Tensor:
@@ -150,3 +238,8 @@ def _check_inputs(
             f"{op}: attn_mask of shape {attn_mask.shape} does not broadcast to the attention "
             f"scores' shape {scores} (..., L, S)"
         )
+
+
+register(
+    Attention,
+)

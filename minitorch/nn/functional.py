@@ -15,10 +15,12 @@ from ..autograd import is_grad_enabled, no_grad
 from ..backend import array_module_of
 from ..checks import as_number, as_reduction, as_tensor, check_indices
 from ..creation import arange, rand, zeros
+from ..dtypes import from_numpy_dtype
 from ..function import Context, Function
-from ..ops.elementwise import _promote, unbroadcast
+from ..ops.elementwise import _promote, float_op, unbroadcast
 from ..ops.linalg import matmul_arrays
 from ..ops.registry import register
+from ..ops.scalar import erf_array
 from ..shape import as_size, as_sizes, broadcast_shapes
 from ..tensor import Tensor
 
@@ -146,14 +148,120 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact with erf, or PyTorch's tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    if isinstance(x, Tensor) and x.dtype.is_floating_point:
+        return Gelu.apply(x, approximate)  # (float16/bfloat16: in float32, rounded once)
+    return _float_activation("gelu", x, lambda x: Gelu.apply(x, approximate))  # (refused)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu_formula(x: Tensor, approximate: str) -> Tensor:
+    """GELU as the ops it is made of (``Gelu.decomposition``: what tracer and autocast see)."""
 
     def formula(x: Tensor) -> Tensor:
         if approximate == "tanh":
-            inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+            inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
             return 0.5 * x * (1.0 + ops.tanh(inner))
         return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
 
     return _float_activation("gelu", x, formula)
+
+
+def _gelu_parts(m: Any, x: Any, approximate: str) -> tuple:
+    """``(Phi, t)`` on arrays: GELU is ``x * Phi``; ``t`` is the tanh of the approximation."""
+    if approximate == "tanh":
+        t = m.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        return 0.5 * (1.0 + t), t
+    phi = erf_array(m, x * (1.0 / math.sqrt(2.0)))
+    phi += 1.0
+    phi *= 0.5
+    return phi, None
+
+
+class Gelu(Function):
+    """GELU as one op: one pass of ``x * Phi(x)`` forward, one of ``grad * GELU'(x)`` back
+    (``GeluBackward``), where the formula of ops it is (``decomposition``) makes a node and a
+    temporary per op. float16/bfloat16 compute in float32, rounded once."""
+
+    dtypes = "floating"
+    grad_fn_name = "GeluBackward0"
+    decomposition = staticmethod(_gelu_formula)
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, approximate: str) -> Any:
+        def gelu(x: Any) -> Any:
+            ctx.parts = _gelu_parts(array_module_of(x), x, approximate)  # (backward's too)
+            return ctx.parts[0] * x
+
+        ctx.approximate = approximate
+        ctx.save_for_backward(x)
+        return float_op(gelu, x)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        return GeluBackward.apply(grad, x, ctx.approximate, ctx.parts), None
+
+
+class GeluBackward(Function):
+    """``grad * GELU'(x)`` as one op, differentiable again (for ``create_graph=True``)."""
+
+    name = "gelu_backward"
+    dtypes = "floating"
+
+    @staticmethod
+    def forward(grad: Any, x: Any, approximate: str, parts: tuple | None = None) -> Any:
+        """``parts``: forward's ``(Phi, t)`` arrays, if it kept them (else computed again)."""
+
+        def slope(x: Any) -> Any:  # GELU'(x) = Phi + x Phi'
+            m = array_module_of(x)
+            phi, t = _gelu_parts(m, x, approximate) if parts is None else parts
+            if t is None:  # Phi' is the normal density
+                density = m.exp(-0.5 * x * x)
+                density *= x * (1.0 / math.sqrt(2.0 * math.pi))
+            else:
+                density = (0.5 * _SQRT_2_OVER_PI) * (1.0 - t * t)
+                density *= 1.0 + (3.0 * _GELU_CUBIC) * x * x
+                density *= x
+            density += phi
+            return density
+
+        if x.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once
+            out = slope(x.astype("float32"))
+            out *= grad
+            return out.astype(x.dtype)
+        out = slope(x)
+        out *= grad
+        return out
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        ctx.approximate = inputs[2]
+        ctx.save_for_backward(inputs[0], inputs[1])
+
+    @staticmethod
+    def backward(ctx: Context, gg: Tensor) -> tuple:
+        grad, x = ctx.saved_tensors
+        need_grad, need_x = ctx.needs_input_grad[:2]
+        return (
+            GeluBackward.apply(gg, x, ctx.approximate) if need_grad else None,
+            gg * grad * _gelu_curvature(x, ctx.approximate) if need_x else None,
+            None,
+            None,
+        )
+
+
+def _gelu_curvature(x: Tensor, approximate: str) -> Tensor:
+    """GELU''(x), with ops: ``phi(x) (2 - x^2)`` exact; for the tanh form, with
+    ``u = sqrt(2/pi) (1 + 3c x^2)``: ``(1 - t^2) (u - x t u^2 + 3 sqrt(2/pi) c x^2)``."""
+    if approximate == "tanh":
+        t = ops.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        u = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
+        return (1.0 - t * t) * (u - x * t * u * u + 3.0 * _SQRT_2_OVER_PI * _GELU_CUBIC * x * x)
+    density = ops.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
+    return density * (2.0 - x * x)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -299,7 +407,13 @@ def layer_norm(
             f"layer_norm: normalized_shape {tuple(normalized_shape)} does not match the last "
             f"dims of the input shape {x.shape}"
         )
-    dims = tuple(range(x.ndim - k, x.ndim))
+    return LayerNorm.apply(x, weight, bias, tuple(range(x.ndim - k, x.ndim)), eps)
+
+
+def _layer_norm_formula(
+    x: Tensor, weight: Tensor | None, bias: Tensor | None, dims: tuple, eps: float
+) -> Tensor:
+    """LayerNorm as the ops it is made of (``LayerNorm.decomposition``)."""
     mean = x.mean(dims, keepdim=True)
     var = ((x - mean) ** 2).mean(dims, keepdim=True)
     out = (x - mean) / ops.sqrt(var + eps)
@@ -308,6 +422,67 @@ def layer_norm(
     if bias is not None:
         out = out + bias
     return out
+
+
+class LayerNorm(Function):
+    """LayerNorm as one op (PyTorch's ``native_layer_norm``): the statistics and the
+    normalised values in a few passes, and a backward of its own, where the formula of
+    ops (``decomposition``) records nine nodes and their temporaries. float16/bfloat16
+    compute in float32, rounded once."""
+
+    name = "layer_norm"
+    dtypes = "floating"
+    grad_fn_name = "NativeLayerNormBackward0"
+    decomposition = staticmethod(_layer_norm_formula)
+
+    @staticmethod
+    def forward(ctx: Context, x: Any, weight: Any, bias: Any, dims: tuple, eps: float) -> Any:
+        low = x.dtype if x.dtype.itemsize == 2 else None
+        w, b = weight, bias
+        if low is not None:  # float16/bfloat16: in float32
+            x, w, b = (None if a is None else a.astype("float32") for a in (x, weight, bias))
+        m = array_module_of(x)
+        xhat = x - x.mean(axis=dims, keepdims=True)
+        std = m.sqrt(m.square(xhat).mean(axis=dims, keepdims=True) + eps)
+        xhat /= std
+        out = xhat if w is None else xhat * w
+        if b is not None:
+            out = out + b if out is not xhat else xhat + b
+        ctx.dims, ctx.low, ctx.eps = dims, low, eps
+        ctx.param_dtypes = tuple(None if a is None else a.dtype for a in (weight, bias))
+        ctx.save_for_backward(xhat, 1.0 / std, w, x)
+        if low is not None:
+            return out.astype(low)
+        return out.copy() if out is xhat else out  # (xhat is saved: the output is another)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple:
+        """With ``xhat`` the normalised input and ``g = grad * weight``: ``dx = rstd * (g -
+        mean(g) - xhat * mean(g * xhat))`` over the normalised dims; ``dweight`` sums
+        ``grad * xhat`` and ``dbias`` ``grad`` over the others."""
+        xhat, rstd, weight, x = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        dims, low = ctx.dims, ctx.low
+        if low is not None:
+            grad = grad.float()
+        if is_grad_enabled():  # create_graph: xhat and rstd as ops on x, differentiable too
+            centred = x - x.mean(dims, keepdim=True)
+            rstd = 1.0 / ops.sqrt((centred * centred).mean(dims, keepdim=True) + ctx.eps)
+            xhat = centred * rstd
+        lead = tuple(range(grad.ndim - len(dims)))
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            g = grad if weight is None else grad * weight
+            mean_g = g.mean(dims, keepdim=True)
+            mean_gx = (g * xhat).mean(dims, keepdim=True)
+            grad_x = (g - mean_g - xhat * mean_gx) * rstd
+            grad_x = grad_x if low is None else grad_x.to(from_numpy_dtype(low))
+        w_dtype, b_dtype = ctx.param_dtypes
+        if need_w:
+            grad_w = (grad * xhat).sum(lead).to(from_numpy_dtype(w_dtype))
+        if need_b:
+            grad_b = grad.sum(lead).to(from_numpy_dtype(b_dtype))
+        return grad_x, grad_w, grad_b, None, None
 
 
 # --- convolution and pooling --------------------------------------------------------------
@@ -1044,6 +1219,9 @@ class BinaryCrossEntropyWithLogits(Function):
 
 register(
     Linear,
+    LayerNorm,
+    Gelu,
+    GeluBackward,
     Unfold,
     Fold,
     TileMax,

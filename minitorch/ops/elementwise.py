@@ -413,7 +413,8 @@ class Relu(Function):
 
 
 class Erf(Function):
-    """The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7), for exact GELU."""
+    """The error function, for exact GELU: within 1 ulp of ``math.erf`` in float32, to float64
+    accuracy in float64 (``erf_array``)."""
 
     scalar = "erf({0})"
     scalar_grad = ("{g} * 1.1283791670955126 * exp(-({0} * {0}))",)

@@ -32,6 +32,11 @@ DELIBERATE = {
     # PyTorch's CPU take_along_dim does not check its indices: index 4 of a size-4 dim reads
     # the next row's element (out of the tensor for larger ones); minitorch refuses it
     "take_along_dim big": "refused",
+    # PyTorch's vectorized CPU erf is Abramowitz & Stegun's 7.1.26 (1.5e-7 absolute); minitorch's
+    # is within 1 ulp of math.erf (issue 39). In float16 GELU's far tail, where 1 + erf(x) keeps
+    # few bits, 10 of the 301 values round differently: 8 of them to the exactly rounded value
+    # (tests/unit/test_erf.py)
+    "F.gelu float16 rounds once": "wrong",
 }
 
 CASES = surface_cases.all_cases()
