@@ -264,3 +264,26 @@ def test_tuple_unpacking_of_a_proxy_and_wrap():
     gm_t, gm_m = torch.fx.symbolic_trace(f), fx.symbolic_trace(f)
     assert node_view(gm_m) == node_view(gm_t)
     run_both(gm_t, gm_m, (2, 4))
+
+
+def test_dynamo_explain_counts_graphs_and_breaks_as_torch_does():
+    """torch._dynamo.explain gives the same for this program (2 graphs, 1 break, reason
+    'generic_jump TensorVariable()' at the if): running dynamo here costs 3 s, so the
+    expectations are the program's structure, read off its source."""
+    import inspect
+
+    def f(x):
+        x = x * 2
+        if x.sum() > 0:  # a graph break: the branch needs a Python bool
+            x = x + 1
+        return mt.relu(x)
+
+    lines, start = inspect.getsourcelines(f)
+    if_line = start + next(i for i, line in enumerate(lines) if "if x.sum()" in line)
+    ours = mt._dynamo.explain(f)(mt.ones(3))
+    assert (ours.graph_count, ours.graph_break_count) == (2, 1)
+    assert [r.reason for r in ours.break_reasons] == ["generic_jump TensorVariable()"]
+    assert [(fr.lineno, fr.name) for fr in ours.break_reasons[0].user_stack] == [(if_line, "f")]
+    assert ours.ops_per_graph == [["mul", "sum", "gt"], ["add", "relu"]]
+    assert ours.op_count == 5 and len(ours.graphs) == 2
+    assert str(ours).startswith("Graph Count: 2\nGraph Break Count: 1\nOp Count: 5\n")
