@@ -20,6 +20,8 @@ from typing import Any
 
 from .node import Node, _get_path, map_arg, qualified_name
 
+__all__ = ["Graph", "PythonCode", "map_arg"]
+
 _name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
 _illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
 _snake_case_sub = re.compile(r"(?<=[a-z])([A-Z])")
@@ -210,6 +212,16 @@ class Graph:
         """New nodes go just after ``n`` (at the end when ``n`` is None). As in torch.fx,
         each goes right after ``n``: insert one node per ``with``, or chain the anchors."""
         return _InsertPoint(self, n.append if n is not None else self._root.prepend)
+
+    def __deepcopy__(self, memo: dict) -> Graph:
+        """A copy with new Nodes (the linked list copied node by node, not recursively)."""
+        new = Graph(tracer_cls=self._tracer_cls)
+        memo[id(self)] = new
+        out = new.graph_copy(self, {}, return_output_node=True)
+        if out is not None:
+            value, node = out
+            new.output(value, node.type)
+        return new
 
     # --- removing ------------------------------------------------------------------------
     def erase_node(self, to_erase: Node) -> None:

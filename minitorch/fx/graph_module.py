@@ -7,9 +7,11 @@ it after editing the graph), and ``.code`` is that source.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..nn import Module
+from ..tensor import Tensor
 from .graph import Graph
 from .node import _get_path
 
@@ -68,6 +70,24 @@ class GraphModule(Module):
             else:
                 raise TypeError("GraphModule: root must be a Module or a dict")
         self.graph = graph
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        """A GraphModule of its own class (so that its recompile() leaves this one alone)
+        over deep copies of the graph and of what the graph names."""
+        holder = Module()
+        for name, child in self.named_children():
+            holder.add_module(name, copy.deepcopy(child, memo))
+        for name, p in self.named_parameters(recurse=False):
+            setattr(holder, name, copy.deepcopy(p, memo))
+        for name, b in self.named_buffers(recurse=False):
+            holder.register_buffer(name, copy.deepcopy(b, memo))
+        for name, value in self.__dict__.items():
+            if isinstance(value, Tensor):  # a traced constant (``_tensor_constant0``)
+                object.__setattr__(holder, name, copy.deepcopy(value, memo))
+        res = GraphModule(holder, copy.deepcopy(self.graph, memo), type(self).__name__)
+        res.train(self.training)
+        memo[id(self)] = res
+        return res
 
     @property
     def graph(self) -> Graph:

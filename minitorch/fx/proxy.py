@@ -252,6 +252,16 @@ def wrap(fn_or_name: Any) -> Any:
     name = fn_or_name if isinstance(fn_or_name, str) else getattr(fn_or_name, "__name__", None)
     if name is None or frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
-    if (globals_, name) not in [(g, n) for g, n in _wrapped]:
+    if not any(g is globals_ and n == name for g, n in _wrapped):
         _wrapped.append((globals_, name))
     return fn_or_name
+
+
+def __getattr__(name: str) -> Any:
+    """``GraphAppendingTracer``, which lives with the Tracer (importing it here would be
+    circular)."""
+    if name == "GraphAppendingTracer":
+        from .tracer import GraphAppendingTracer
+
+        return GraphAppendingTracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -172,3 +172,15 @@ def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> An
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if not inspect.isfunction(root) else root.__name__
     return GraphModule(tracer.root, graph, name)
+
+
+class GraphAppendingTracer(Tracer):
+    """A tracer that appends what Proxies record to an existing ``graph`` (for rewriting one
+    graph into another with Proxies)."""
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__()
+        self.graph = graph
+        from ..nn import Module
+
+        self.root = Module()

@@ -287,3 +287,35 @@ def test_dynamo_explain_counts_graphs_and_breaks_as_torch_does():
     assert ours.ops_per_graph == [["mul", "sum", "gt"], ["add", "relu"]]
     assert ours.op_count == 5 and len(ours.graphs) == 2
     assert str(ours).startswith("Graph Count: 2\nGraph Break Count: 1\nOp Count: 5\n")
+
+
+def scaled_by_length(x):
+    """A helper symbolic tracing cannot go through (len of a Proxy): wrapped, it is one
+    call_function node."""
+    return x * len(x)
+
+
+fx.wrap("scaled_by_length")
+torch.fx.wrap("scaled_by_length")
+
+
+def test_wrap_records_a_call_of_the_wrapped_function_and_deepcopy_is_independent():
+    import copy
+
+    def f(x):
+        return scaled_by_length(x) + 1
+
+    with pytest.raises(RuntimeError, match="'len' is not supported in symbolic tracing"):
+        fx.symbolic_trace(lambda x: x * len(x))
+    gm_t, gm_m = torch.fx.symbolic_trace(f), fx.symbolic_trace(f)
+    assert node_view(gm_m) == node_view(gm_t)
+    assert gm_m.graph.find_nodes(op="call_function")[0].target is scaled_by_length
+    run_both(gm_t, gm_m, (3, 2))
+
+    twin = copy.deepcopy(gm_m)
+    for node in twin.graph.nodes:
+        if node.target is operator.add:
+            node.target = operator.sub
+    twin.recompile()
+    x = mt.ones(3, 2)
+    assert twin(x).tolist() == [[2.0, 2.0]] * 3 and gm_m(x).tolist() == [[4.0, 4.0]] * 3
