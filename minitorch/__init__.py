@@ -249,8 +249,8 @@ def __getattr__(name: str) -> object:
     ``minitorch.mine``, which runs the learner's own pieces (see its docstring); and
     ``minitorch.quantization`` / ``minitorch.ao.quantization`` (``torch.quantization``);
     ``minitorch.fx`` and ``minitorch._dynamo`` (``torch.fx.symbolic_trace``,
-    ``torch._dynamo.explain``)."""
-    if name in ("distributed", "mine", "quantization", "ao", "fx", "_dynamo"):
+    ``torch._dynamo.explain``); ``minitorch.testing`` (``assert_close``)."""
+    if name in ("distributed", "mine", "quantization", "ao", "fx", "_dynamo", "testing"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
