@@ -10,15 +10,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..nn import Module
+from ..nn import Module, Parameter
 from ..tensor import Tensor
 from .graph import Graph
 from .node import _get_path
 
 
 def _copy_attr(src: Any, dst: Module, path: str) -> None:
-    """``dst.<path> = src.<path>`` (the same object: a buffer stays a buffer), creating
-    empty Modules for the missing parents."""
+    """``dst.<path> = src.<path>`` (the same object; a tensor that is not a Parameter is a
+    buffer), creating empty Modules for the missing parents."""
     *parents, last = path.split(".")
     for part in parents:
         src = getattr(src, part)
@@ -26,8 +26,8 @@ def _copy_attr(src: Any, dst: Module, path: str) -> None:
             dst.add_module(part, Module())
         dst = getattr(dst, part)
     value = getattr(src, last)
-    if isinstance(src, Module) and last in dict(src.named_buffers(recurse=False)):
-        dst.register_buffer(last, value)
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        dst.register_buffer(last, value)  # (a traced constant too, as torch.fx does)
     else:
         setattr(dst, last, value)
 
@@ -113,12 +113,19 @@ class GraphModule(Module):
         return python
 
     def print_readable(self, print_output: bool = True) -> str:
-        text = f"class {type(self).__name__}(torch.nn.Module):\n" + "\n".join(
-            "    " + line if line else line for line in self.code.strip("\n").splitlines()
-        )
+        """The module as a class with its generated ``forward`` (torch.fx's layout)."""
+        body = self.code.strip("\n").rstrip().splitlines()
+        lines = [f"class {type(self).__name__}(torch.nn.Module):", f"    {body[0]}"]
+        lines.append("        # No stacktrace found for following nodes")
+        lines += [f"    {line}" for line in body[1:]]
+        text = "\n".join(lines) + "\n"
         if print_output:
             print(text)
         return text
+
+    def __str__(self) -> str:
+        reminder = "# To see more debug info, please use `graph_module.print_readable()`"
+        return "\n".join([super().__repr__(), self.code, reminder])
 
     def add_submodule(self, target: str, m: Module) -> bool:
         *parents, last = target.split(".")

@@ -319,3 +319,23 @@ def test_wrap_records_a_call_of_the_wrapped_function_and_deepcopy_is_independent
     twin.recompile()
     x = mt.ones(3, 2)
     assert twin(x).tolist() == [[2.0, 2.0]] * 3 and gm_m(x).tolist() == [[4.0, 4.0]] * 3
+
+
+def test_graph_module_keeps_the_roots_submodule_order_and_prints_as_torch():
+    """A get_attr of ``fc1.bias`` read before ``fc2`` runs makes ``fc1`` first; the real
+    ``fc1`` assigned over its placeholder keeps that place (nn.Module's rule)."""
+
+    def make(lib):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1, self.fc2 = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc2(x + self.fc1.bias) + self.fc1(x)
+
+        return Net()
+
+    gm_t, gm_m = torch.fx.symbolic_trace(make(torch)), fx.symbolic_trace(make(mt))
+    assert str(gm_m).replace("minitorch.", "torch.") == str(gm_t)
+    assert gm_m.print_readable(print_output=False) == gm_t.print_readable(print_output=False)
