@@ -179,20 +179,24 @@ class Patched:
 _wrapped: list[tuple[dict, str]] = []
 _depth = 0
 
-_TENSOR_BINARY = (
-    [f"__{n}__" for n in _REFLECTABLE]
-    + [f"__r{n}__" for n in _REFLECTABLE]
-    + [f"__{n}__" for n in ("eq", "ne", "lt", "le", "gt", "ge")]
-)
+#: A Tensor's operator with a Proxy on the right: the method torch.fx records it as (a
+#: ``call_method`` on the tensor, as ``__torch_function__`` sees ``Tensor.__mul__``).
+_TENSOR_OPERATORS = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div",
+    "__floordiv__": "__floordiv__", "__mod__": "remainder", "__pow__": "pow",
+    "__matmul__": "matmul", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    "__eq__": "eq", "__ne__": "ne", "__and__": "__and__", "__or__": "__or__",
+    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__",
+}  # fmt: skip
 
 
-def _defer_to_proxy(method: Any) -> Any:
-    def deferring(self: Any, other: Any) -> Any:
+def _record_on_proxy(method: Any, name: str) -> Any:
+    def recording(self: Any, other: Any) -> Any:
         if isinstance(other, Proxy):
-            return NotImplemented  # Python then asks the Proxy's reflected method
+            return other.tracer.create_proxy("call_method", name, (self, other), {})
         return method(self, other)
 
-    return deferring
+    return recording
 
 
 def _namespaces() -> list[Any]:
@@ -205,7 +209,7 @@ def _namespaces() -> list[Any]:
 @contextlib.contextmanager
 def patched() -> Iterator[None]:
     """While tracing: minitorch's public functions (and ``fx.wrap``-ed ones) record calls on
-    Proxies, and a Tensor's operators hand a Proxy operand over to the Proxy."""
+    Proxies, and so do a Tensor's operators with a Proxy on the right."""
     global _depth
     if _depth:
         _depth += 1
@@ -227,11 +231,11 @@ def patched() -> Iterator[None]:
             fn = namespace[name]
             undo.append((namespace, name, fn))
             namespace[name] = Patched(fn)
-        for name in _TENSOR_BINARY:
-            method = Tensor.__dict__.get(name)
+        for dunder, name in _TENSOR_OPERATORS.items():
+            method = Tensor.__dict__.get(dunder)
             if method is not None:
-                undo.append((Tensor, name, method))
-                setattr(Tensor, name, _defer_to_proxy(method))
+                undo.append((Tensor, dunder, method))
+                setattr(Tensor, dunder, _record_on_proxy(method, name))
         _depth += 1
         yield
     finally:
