@@ -353,16 +353,18 @@ class _Globals:
         from ..dtypes import display_name
 
         self.values: dict[str, Any] = {
-            "torch": minitorch, display_name: minitorch, "operator": operator,
+            "torch": minitorch, display_name: minitorch, "operator": operator, "math": math,
             "builtins": builtins, "inf": math.inf, "nan": math.nan,
             "device": minitorch.device, "NoneType": type(None),
         }  # fmt: skip
+        self.wrapped: list[str] = []  # globals of wrapped functions, re-wrapped by the code
 
-    def name_of(self, fn: Any) -> str:
-        """``torch.relu``, ``operator.add``, or a global made for a user's function."""
+    def name_of(self, fn: Any, wrapped: bool = False) -> str:
+        """``torch.relu``, ``operator.add``, or a global made for a user's function (and
+        for a wrapped one: ``math_sqrt``, ``__main___helper``)."""
         qualified = qualified_name(fn)
         head = qualified.split(".", 1)[0]
-        if head in self.values and _resolve(self.values, qualified) is fn:
+        if not wrapped and head in self.values and _resolve(self.values, qualified) is fn:
             return qualified
         name = _illegal_char_regex.sub("_", qualified)
         while self.values.get(name, fn) is not fn:
@@ -430,7 +432,10 @@ def _expr(node: Node, root: str, g: _Globals) -> str:
             return f"{_code_arg(args[0], g)}[{_code_arg(args[1], g)}]"
     if fn is builtins.getattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
         return f"{_code_arg(args[0], g)}.{args[1]}"
-    return f"{g.name_of(fn)}({_call_args(args, kwargs, g)})"
+    name = g.name_of(fn, wrapped=node.meta.get("is_wrapped", False))
+    if node.meta.get("is_wrapped", False) and name not in g.wrapped:
+        g.wrapped.append(name)
+    return f"{name}({_call_args(args, kwargs, g)})"
 
 
 def _codegen(graph: Graph, root: str) -> PythonCode:
@@ -465,5 +470,8 @@ def _codegen(graph: Graph, root: str) -> PythonCode:
             line += ";  " + " = ".join([n.name for n in dead] + ["None"])
         body.append(line + "\n")
     head = ", ".join([root, *params])
-    src = f"\n\n\ndef forward({head}):\n{''.join(body)}    "
+    from ..dtypes import display_name
+
+    wraps = "\n".join(f'{display_name}.fx._symbolic_trace.wrap("{n}")' for n in g.wrapped)
+    src = f"\n{wraps}\n\ndef forward({head}):\n{''.join(body)}    "
     return PythonCode(src, g.values)

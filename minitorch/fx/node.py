@@ -16,6 +16,7 @@ each node keeps ``users``, the nodes that read it, up to date as arguments chang
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -236,6 +237,8 @@ def qualified_name(fn: Any) -> str:
         return f"builtins.{name}"
     if getattr(operator, name, None) is fn:
         return f"operator.{name}"
+    if getattr(math, name, None) is fn:
+        return f"math.{name}"
     import minitorch
     from minitorch.nn import functional
 

@@ -153,8 +153,8 @@ class Patched:
     """A function standing in for ``fn`` while tracing: records a ``call_function`` node when
     an argument is a Proxy, else calls ``fn``. It compares equal to ``fn``."""
 
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
+    def __init__(self, fn: Any, wrapped: bool = False) -> None:
+        self.fn, self.wrapped = fn, wrapped  # wrapped: by fx.wrap or autowrap (math)
         self.__name__ = getattr(fn, "__name__", "")
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -163,7 +163,10 @@ class Patched:
         proxy = has_proxy((args, kwargs))
         if proxy is None:
             return self.fn(*args, **kwargs)
-        return proxy.tracer.create_proxy("call_function", self.fn, args, kwargs)
+        out = proxy.tracer.create_proxy("call_function", self.fn, args, kwargs)
+        if self.wrapped:
+            out.node.meta["is_wrapped"] = True  # its code re-wraps it (torch.fx's marker)
+        return out
 
     def __eq__(self, other: object) -> bool:
         return other is self.fn or other is self
@@ -200,10 +203,14 @@ def _record_on_proxy(method: Any, name: str) -> Any:
 
 
 def _namespaces() -> list[Any]:
+    """Whose functions record calls on Proxies: minitorch's, its functional API's, and
+    ``math``'s (torch.fx's ``autowrap_modules``: ``math.sqrt(x.size(-1))`` is a node)."""
+    import math
+
     import minitorch
     from minitorch.nn import functional
 
-    return [minitorch, functional]
+    return [minitorch, functional, math]
 
 
 @contextlib.contextmanager
@@ -224,13 +231,13 @@ def patched() -> Iterator[None]:
     try:
         for space in _namespaces():
             for name, fn in list(vars(space).items()):
-                if not name.startswith("_") and inspect.isfunction(fn):
+                if not name.startswith("_") and (inspect.isfunction(fn) or inspect.isbuiltin(fn)):
                     undo.append((space, name, fn))
-                    setattr(space, name, Patched(fn))
+                    setattr(space, name, Patched(fn, wrapped=space.__name__ == "math"))
         for namespace, name in _wrapped:
             fn = namespace[name]
             undo.append((namespace, name, fn))
-            namespace[name] = Patched(fn)
+            namespace[name] = Patched(fn, wrapped=True)
         for dunder, name in _TENSOR_OPERATORS.items():
             method = Tensor.__dict__.get(dunder)
             if method is not None:

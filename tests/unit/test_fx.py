@@ -3,6 +3,7 @@ nodes (ops, targets by name, arguments), the same code runs to the same outputs,
 rewriting examples (swap add for mul, relu for gelu, dead code, a Transformer, shape
 propagation) give the same graphs and results."""
 
+import math
 import operator
 
 import numpy as np
@@ -310,6 +311,17 @@ def test_wrap_records_a_call_of_the_wrapped_function_and_deepcopy_is_independent
     gm_t, gm_m = torch.fx.symbolic_trace(f), fx.symbolic_trace(f)
     assert node_view(gm_m) == node_view(gm_t)
     assert gm_m.graph.find_nodes(op="call_function")[0].target is scaled_by_length
+    assert gm_m.code.replace("minitorch.", "torch.") == gm_t.code  # (its wrap line too)
+
+    def attention_scale(x):  # math's functions are wrapped for the trace, as torch.fx's
+        return x / math.sqrt(x.size(-1))
+
+    scaled_t, scaled_m = (
+        torch.fx.symbolic_trace(attention_scale),
+        fx.symbolic_trace(attention_scale),
+    )
+    assert scaled_m.code.replace("minitorch.", "torch.") == scaled_t.code
+    run_both(scaled_t, scaled_m, (2, 4))
     run_both(gm_t, gm_m, (3, 2))
 
     twin = copy.deepcopy(gm_m)
