@@ -23,6 +23,10 @@ from typing import Any
 
 from ..checks import describe
 
+#: Type names torch.fx's signatures use: what a node's target and arguments may be.
+Target = Any
+Argument = Any
+
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 #: Functions that change state: eliminate_dead_code keeps their nodes even when unused.
