@@ -21,7 +21,7 @@ sections 2, 5 and 6) and the shape of the code: ``Interpreter.run`` is chapter 0
 ``GraphModule.code`` its ``python_print``.
 """
 
-from . import _symbolic_trace, passes
+from . import _symbolic_trace, passes, subgraph_rewriter
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
@@ -31,5 +31,6 @@ from .tracer import Tracer, symbolic_trace
 
 __all__ = [
     "Graph", "GraphModule", "Interpreter", "Node", "Proxy", "TraceError", "Tracer",
-    "Transformer", "_symbolic_trace", "map_arg", "passes", "symbolic_trace", "wrap",
+    "Transformer", "_symbolic_trace", "map_arg", "passes", "subgraph_rewriter",
+    "symbolic_trace", "wrap",
 ]  # fmt: skip

@@ -351,3 +351,33 @@ def test_graph_module_keeps_the_roots_submodule_order_and_prints_as_torch():
     gm_t, gm_m = torch.fx.symbolic_trace(make(torch)), fx.symbolic_trace(make(mt))
     assert str(gm_m).replace("minitorch.", "torch.") == str(gm_t)
     assert gm_m.print_readable(print_output=False) == gm_t.print_readable(print_output=False)
+
+
+def test_replace_pattern_rewrites_each_match_where_torch_fx_does():
+    """The docs' subgraph-rewriting example, plus a match whose inner value is read
+    elsewhere (so it must stay)."""
+
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, w1, w2):
+                m1 = lib.cat([w1, w2]).sum()
+                m2 = lib.cat([w1, w2]).sum()
+                kept = lib.cat([x, w1])
+                return x + lib.max(m1) + lib.max(m2) + kept.sum() + kept.mean()
+
+        def pattern(w1, w2):
+            return lib.cat([w1, w2]).sum()
+
+        def replacement(w1, w2):
+            return lib.stack([w1, w2])
+
+        return M(), pattern, replacement
+
+    model_t, pattern_t, replacement_t = make(torch)
+    model_m, pattern_m, replacement_m = make(mt)
+    gm_t, gm_m = torch.fx.symbolic_trace(model_t), fx.symbolic_trace(model_m)
+    found_t = torch.fx.subgraph_rewriter.replace_pattern(gm_t, pattern_t, replacement_t)
+    found_m = fx.subgraph_rewriter.replace_pattern(gm_m, pattern_m, replacement_m)
+    assert len(found_m) == len(found_t) == 2
+    assert gm_m.code.replace("minitorch.", "torch.") == gm_t.code
+    run_both(gm_t, gm_m, (2,), (2,), (2,))
