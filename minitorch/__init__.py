@@ -257,8 +257,10 @@ def __getattr__(name: str) -> object:
     """``minitorch.distributed`` on first use, as ``torch.distributed`` is reachable after
     ``import torch`` (imported lazily: most programs never start a process group);
     ``minitorch.mine``, which runs the learner's own pieces (see its docstring); and
-    ``minitorch.quantization`` / ``minitorch.ao.quantization`` (``torch.quantization``)."""
-    if name in ("distributed", "mine", "quantization", "ao"):
+    ``minitorch.quantization`` / ``minitorch.ao.quantization`` (``torch.quantization``);
+    ``minitorch.fx`` and ``minitorch._dynamo`` (``torch.fx.symbolic_trace``,
+    ``torch._dynamo.explain``); ``minitorch.testing`` (``assert_close``)."""
+    if name in ("distributed", "mine", "quantization", "ao", "fx", "_dynamo", "testing"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

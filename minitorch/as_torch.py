@@ -35,8 +35,6 @@ from types import ModuleType
 
 #: PyTorch modules minitorch has no counterpart of, and what it offers instead.
 _INSTEAD = {
-    "fx": "minitorch.jit (jit.trace and jit.script give a graph IR to transform)",
-    "_dynamo": "minitorch.compile(model) and its .explain()",
     "export": "minitorch.jit.trace / minitorch.jit.script and ScriptModule.save",
     "_inductor": "minitorch.compile(model)",
 }

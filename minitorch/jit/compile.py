@@ -657,8 +657,9 @@ def _check_settings(backend: Any, mode: Any, options: Any, dynamic: Any, disable
         backend = "inductor"
     if not isinstance(backend, str) or backend not in BACKENDS:
         kind = (
-            "a callable (a custom backend gets a torch.fx GraphModule, which minitorch has no"
-            " equivalent of)"
+            "a callable (a custom backend gets a torch.fx GraphModule of the captured graph; "
+            "minitorch.compile captures chapter 05's IR and hands it to no callable: "
+            "minitorch.fx.symbolic_trace gives a GraphModule)"
             if callable(backend)
             else describe(backend)
         )

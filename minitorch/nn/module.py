@@ -57,10 +57,10 @@ class Module:
             )
         params, buffers, modules = self._parameters, self._buffers, self._modules
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep=params)
             params[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep=modules)
             modules[name] = value
         elif name in params:
             if value is not None:
@@ -80,9 +80,12 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: dict | None = None) -> None:
+        """Drop ``name`` from every registry but ``keep``: a module assigned over a module
+        (``model.fc = nn.Linear(...)``) keeps its place in the order, as in PyTorch."""
         for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+            if registry is not keep:
+                registry.pop(name, None)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:

@@ -166,3 +166,17 @@ def test_module_list_and_dict_register():
 
     names = [n for n, _ in M().named_parameters()]
     assert len(names) == 8 and "heads.a.weight" in names and "layers.2.bias" in names
+
+
+def test_a_module_assigned_over_a_module_keeps_its_place_as_in_pytorch():
+    # fine-tuning replaces a head (``model.fc = nn.Linear(...)``): it stays where it was in
+    # the children's order (printing, state_dict); a new name goes last
+
+    model = nn.Module()
+    model.a, model.b = nn.Linear(2, 2), nn.ReLU()
+    model.a = nn.Linear(2, 3)
+    model.a.weight = nn.Parameter(minitorch.zeros(3, 2))
+    model.c = nn.Tanh()
+    assert [n for n, _ in model.named_children()] == ["a", "b", "c"]
+    assert list(model.state_dict()) == ["a.weight", "a.bias"]
+    assert model.a.out_features == 3 and float(model.a.weight.sum()) == 0.0

@@ -181,6 +181,6 @@ def test_as_torch_runs_import_torch_code_on_minitorch(tmp_path):
 
 
 def test_as_torch_names_what_minitorch_does_not_have(tmp_path):
-    done = _as_torch("import torch.fx\n", tmp_path)
+    done = _as_torch("import torch.export\n", tmp_path)
     assert done.returncode != 0
-    assert "No module named 'torch.fx'" in done.stderr and "minitorch.jit" in done.stderr
+    assert "No module named 'torch.export'" in done.stderr and "minitorch.jit" in done.stderr
