@@ -63,17 +63,35 @@ def full(
     return _full(size, fill_value, dtype, device, requires_grad, "full")
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _full(as_sizes(size, "zeros"), 0.0, dtype, device, requires_grad, "zeros")
+def zeros(
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **keywords: Any,
+) -> Tensor:
+    return _full(_shape(size, keywords, "zeros"), 0.0, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _full(as_sizes(size, "ones"), 1.0, dtype, device, requires_grad, "ones")
+def ones(
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **keywords: Any,
+) -> Tensor:
+    return _full(_shape(size, keywords, "ones"), 1.0, dtype, device, requires_grad, "ones")
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **keywords: Any,
+) -> Tensor:
     """Uninitialised in PyTorch; zeros here, so that nothing depends on leftover memory."""
-    return _full(as_sizes(size, "empty"), 0.0, dtype, device, requires_grad, "empty")
+    return _full(_shape(size, keywords, "empty"), 0.0, dtype, device, requires_grad, "empty")
 
 
 def eye(
@@ -153,10 +171,11 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
     """Uniform on [0, 1)."""
     dtype = _floating(dtype, "rand")
-    return Rand.apply(as_sizes(size, "rand"), generator, dtype, device, requires_grad)
+    return Rand.apply(_shape(size, keywords, "rand"), generator, dtype, device, requires_grad)
 
 
 def randn(
@@ -165,10 +184,24 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **keywords: Any,
 ) -> Tensor:
     """Standard normal."""
     dtype = _floating(dtype, "randn")
-    return Randn.apply(as_sizes(size, "randn"), generator, dtype, device, requires_grad)
+    return Randn.apply(_shape(size, keywords, "randn"), generator, dtype, device, requires_grad)
+
+
+def _shape(args: tuple, keywords: dict, op: str) -> tuple[int, ...]:
+    """The shape a factory was given: ``zeros(2, 3)``, ``zeros((2, 3))`` or, as PyTorch also
+    takes it, ``zeros(size=(2, 3))``."""
+    unknown = sorted(set(keywords) - {"size"})
+    if unknown:
+        raise TypeError(f"{op}() got an unexpected keyword argument {unknown[0]!r}")
+    if "size" in keywords:
+        if args:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        args = (keywords["size"],)
+    return as_sizes(args, op)
 
 
 def _floating(dtype: Any, op: str) -> Any:

@@ -277,3 +277,18 @@ def test_bitwise_ops_export_to_onnx_and_script_like_eager(tmp_path):
     with pytest.raises(mt_onnx.OnnxExportError, match="opset 18"):
         mt_onnx.export(ints, (a, b), tmp_path / "old.onnx", opset_version=17)
     assert jit.script(ints)(a, b).tolist() == ints(a, b).tolist()
+
+
+# catches: zeros(size=(2, 3)) refused (d2l's Builders' Guide writes torch.rand(size=(2, 4)))
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_factories_take_the_shape_as_size_keyword_like_torch(name):
+    for size in ((2, 3), [4], ()):
+        assert tuple(getattr(mt, name)(size=size).shape) == tuple(
+            getattr(torch, name)(size=size).shape
+        )
+    with pytest.raises(TypeError):
+        getattr(torch, name)(2, size=(2,))
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        getattr(mt, name)(2, size=(2,))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
+        getattr(mt, name)(shape=(2,))
