@@ -68,8 +68,25 @@ class Program:
 
     @property
     def key(self) -> str:
-        """What a recording of this program's torch output is valid for: its source."""
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        """What a recording of this program's torch output is valid for: its source and the
+        sources of the corpus's own modules (``_*.py``) it imports, theirs included."""
+        digest = hashlib.sha256(self.source.encode())
+        for helper in _helpers(self.source):
+            digest.update(helper.read_bytes())
+        return digest.hexdigest()[:16]
+
+
+_IMPORTS_HELPER = re.compile(r"^\s*(?:import|from)\s+(_\w+)", re.M)
+
+
+def _helpers(source: str, seen: tuple[Path, ...] = ()) -> list[Path]:
+    """The corpus modules (``_name.py`` beside the programs) that ``source`` imports."""
+    found = list(seen)
+    for name in _IMPORTS_HELPER.findall(source):
+        path = HERE / f"{name}.py"
+        if path.exists() and path not in found:
+            found = _helpers(path.read_text(), (*found, path))
+    return found
 
 
 def recorded(programs: list[Program]) -> dict[str, dict]:
