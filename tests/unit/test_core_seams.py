@@ -165,10 +165,13 @@ def _all_subclasses(cls):
 
 
 #: Every package of a chapter after the core (03's modules, optimizers and data included),
-#: the API built on them (distributions) and the course tooling: the core imports none of them.
+#: the API built on them (distributions, fx, _dynamo) and the course tooling: the core imports
+#: none of them.
 LATER_CHAPTERS = {
     "nn",
     "distributions",
+    "fx",
+    "_dynamo",
     "optim",
     "data",
     "amp",

@@ -138,3 +138,14 @@ def test_mixing_devices_is_an_error():
         a.copy_(ga)
     with pytest.raises(TypeError, match=r"\.cpu\(\)"):
         ga.numpy()
+
+
+def test_cuda_device_functions_on_a_gpu():
+    # catches: the GPU path of the device functions (capability as two ints, bf16 from 8.0)
+    major, minor = minitorch.cuda.get_device_capability()
+    assert isinstance(major, int) and isinstance(minor, int) and major >= 3
+    assert minitorch.cuda.get_device_capability("cuda:0") == (major, minor)
+    assert minitorch.cuda.is_bf16_supported(including_emulation=False) is (major >= 8)
+    minitorch.cuda.set_device(0)
+    assert minitorch.cuda.current_device() == 0
+    minitorch.cuda.manual_seed_all(0)

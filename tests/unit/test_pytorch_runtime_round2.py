@@ -50,19 +50,6 @@ def test_cuda_calls_that_need_a_device_raise_without_one():
             m.cuda.set_device("cpu")
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not mt.cuda.is_available(), reason="needs cupy and a CUDA GPU")
-def test_cuda_device_functions_on_a_gpu():
-    # catches: the GPU path of the device functions (capability as two ints, bf16 from 8.0)
-    major, minor = mt.cuda.get_device_capability()
-    assert isinstance(major, int) and isinstance(minor, int) and major >= 3
-    assert mt.cuda.get_device_capability("cuda:0") == (major, minor)
-    assert mt.cuda.is_bf16_supported(including_emulation=False) is (major >= 8)
-    mt.cuda.set_device(0)
-    assert mt.cuda.current_device() == 0
-    mt.cuda.manual_seed_all(0)
-
-
 # --- RandomSampler with replacement draws lazily -----------------------------------------
 def test_random_sampler_with_replacement_draws_lazily_in_chunks():
     # catches: all num_samples indices drawn up front (10**10 of them: out of memory, as
