@@ -8,7 +8,21 @@ import numpy as np
 class Generator:
     """A random stream (numpy's PCG64) with PyTorch's ``manual_seed`` / ``initial_seed``."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, *, device: object = "cpu") -> None:
+        kind = str(device).split(":")[0]
+        if kind == "cuda":
+            from minitorch import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError(
+                    f"Generator(device={str(device)!r}): no CUDA device is available "
+                    "(minitorch.cuda.is_available() is False); use Generator(device='cpu')"
+                )
+        elif kind != "cpu":
+            raise RuntimeError(
+                f"Generator: unsupported device {str(device)!r}; use 'cpu' or 'cuda'"
+            )
+        self.device = str(device)
         self.manual_seed(seed)
 
     def manual_seed(self, seed: int) -> Generator:
