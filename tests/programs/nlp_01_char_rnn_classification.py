@@ -5,8 +5,7 @@ matrix on held-out names.
 
 Source: PyTorch tutorials, "NLP From Scratch: Classifying Names with a Character-Level
 RNN" (the nn.RNN version). The data/names/*.txt download is replaced by a few names per
-language written here; the epochs are cut to a few; the plots are left out; the split's
-generator is built without ``device=``.
+language written here; the epochs are cut to a few; the plots are left out.
 """
 # compare: masked
 
@@ -103,7 +102,7 @@ print(f"loaded {len(alldata)} items of data")
 print(f"example = {alldata[0][2]}, {alldata[0][3]}, {alldata[0][0]}, {alldata[0][1].shape}")
 
 train_set, test_set = torch.utils.data.random_split(
-    alldata, [0.85, 0.15], generator=torch.Generator().manual_seed(2024)
+    alldata, [0.85, 0.15], generator=torch.Generator(device=device).manual_seed(2024)
 )
 print(f"train examples = {len(train_set)}, validation examples = {len(test_set)}")
 
