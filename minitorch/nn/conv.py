@@ -65,19 +65,7 @@ class Conv2d(Module):
         )
 
     def extra_repr(self) -> str:
-        text = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        return conv_extra_repr(self)
 
 
 class _Pool2d(Module):
@@ -190,3 +178,23 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
+def conv_extra_repr(conv: Module) -> str:
+    """What a convolution's repr shows, as PyTorch's: the sizes, then each option that is
+    not its default (``output_padding`` for a transposed one)."""
+    text = (
+        f"{conv.in_channels}, {conv.out_channels}, kernel_size={conv.kernel_size}, "
+        f"stride={conv.stride}"
+    )
+    if conv.padding != (0, 0):
+        text += f", padding={conv.padding}"
+    if conv.dilation != (1, 1):
+        text += f", dilation={conv.dilation}"
+    if getattr(conv, "output_padding", (0, 0)) != (0, 0):
+        text += f", output_padding={conv.output_padding}"
+    if conv.groups != 1:
+        text += f", groups={conv.groups}"
+    if conv.bias is None:
+        text += ", bias=False"
+    return text

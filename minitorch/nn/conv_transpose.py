@@ -22,6 +22,7 @@ from ..shape import as_size
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .conv import conv_extra_repr
 from .module import Module
 from .parameter import Parameter
 
@@ -110,18 +111,4 @@ class ConvTranspose2d(Module):
         return extra[0], extra[1]
 
     def extra_repr(self) -> str:
-        text = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0, 0):
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        return conv_extra_repr(self)
