@@ -27,7 +27,7 @@ from ..tensor import Tensor
 # the functional forms of layers that live in modules of their own (F.<name>, as PyTorch)
 from .channel_dropout import dropout2d  # noqa: F401
 from .group_norm import group_norm  # noqa: F401
-from .losses import binary_cross_entropy, one_hot, smooth_l1_loss  # noqa: F401
+from .losses import binary_cross_entropy, one_hot, reduce_loss, smooth_l1_loss  # noqa: F401
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from .sampling import adaptive_avg_pool2d, adaptive_output_size, interpolate  # noqa: F401
 
@@ -228,13 +228,12 @@ class GeluBackward(Function):
             density += phi
             return density
 
-        if x.dtype.itemsize == 2:  # float16/bfloat16: in float32, rounded once
-            out = slope(x.astype("float32"))
+        def scaled(x: Any) -> Any:
+            out = slope(x)
             out *= grad
-            return out.astype(x.dtype)
-        out = slope(x)
-        out *= grad
-        return out
+            return out
+
+        return float_op(scaled, x)  # (float16/bfloat16: in float32, rounded once)
 
     @staticmethod
     def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
@@ -887,16 +886,6 @@ def _loss_inputs(op: str, input: Any, target: Any, reduction: str) -> None:
     as_reduction(reduction, op)
 
 
-def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _loss_inputs("mse_loss", input, target, reduction)
     if input.shape != target.shape:
@@ -1113,7 +1102,7 @@ def _cross_entropy(
         losses = -terms.sum(dim=1)
         if reduction == "none":
             return losses.reshape((input.shape[0],) + tuple(input.shape[2:]))
-        return _reduce(losses, reduction, "cross_entropy")
+        return reduce_loss(losses, reduction, "cross_entropy")
     if label_smoothing == 0.0:  # PyTorch's graph: NllLossBackward0 <- LogSoftmaxBackward0
         return nll_loss(log_probs, target, weight, ignore_index, reduction)
     nll, w = _nll_terms(log_probs, target, weight, ignore_index)

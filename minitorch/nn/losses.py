@@ -62,6 +62,17 @@ def binary_cross_entropy(
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
+def reduce_loss(loss: Tensor, reduction: str, op: str) -> Tensor:
+    """A loss per element, reduced as ``reduction`` says ('mean', 'sum' or 'none')."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, op: str) -> str:
     """The old ``size_average``/``reduce`` flags, as PyTorch still reads them."""
     if size_average is None and reduce is None:
@@ -136,8 +147,7 @@ def smooth_l1_loss(
             stacklevel=2,
         )
     if beta == 0.0:  # PyTorch computes the L1 loss then: no division by beta
-        diff = ops.abs(input - target)
-        return diff if reduction == "none" else getattr(diff, reduction)()
+        return reduce_loss(ops.abs(input - target), reduction, op)
     return SmoothL1Loss.apply(input, target, reduction, beta)
 
 
@@ -145,7 +155,7 @@ def _smooth_l1(input: Tensor, target: Tensor, reduction: str, beta: float) -> Te
     d = input - target
     size = ops.abs(d)
     loss = ops.where(size < beta, 0.5 * d * d / beta, size - 0.5 * beta)
-    return loss if reduction == "none" else getattr(loss, reduction)()
+    return reduce_loss(loss, reduction, "smooth_l1_loss")
 
 
 class SmoothL1Loss(Function):
